@@ -1,0 +1,280 @@
+//! The optimistic spin queue (OSQ): an MCS-style queue that lets exactly one spinner per lock
+//! poll the lock word, so that spinners do not stampede the owner's cache line (kernel-locks.md
+//! C). Spinners queue here; the queue head spins on the lock; everyone else spins on a flag in
+//! its own node. Any queued spinner may leave (unqueue) when its predecessor stops running or
+//! its budget is spent.
+//!
+//! Nodes are per thread (in [`ThreadRec`], never freed) rather than per CPU: a user-space
+//! spinner can be preempted, so two spinners may share a CPU, and a spinner never spins on two
+//! queues at once (spinning never nests).
+//!
+//! # State
+//!
+//! | word | values | who writes |
+//! |------|--------|------------|
+//! | `tail` (in the lock) | 0 = empty; `id` = the record id (≥ 1) of the last node | xchg by joiners; CAS to 0 / to prev by the last node leaving |
+//! | `node.next` | 0 or the successor's id | the successor (links itself); the node itself (unqueue steps A/B, unlock) |
+//! | `node.prev` | the predecessor's id (valid while queued) | the node on entry; a leaving predecessor (step C) |
+//! | `node.locked` | 1 = this node is the queue head (may poll the lock) | reset by the node on entry; set once by its predecessor |
+//! | `node.cpu` | CPU the node's thread runs on; polled by the successor (seed S1) | the node's thread on entry: always (`Packed`) or only if changed (`SplitIdLine`) |
+//!
+//! # Memory orderings
+//!
+//! * `tail.swap` is AcqRel: Release publishes our reset node to whoever links behind us,
+//!   Acquire pairs with the predecessor's Release swap so its node fields are visible.
+//! * `prev.next = me` is a Release store after `node.prev = prev` (kernel: `smp_wmb`), so a
+//!   predecessor that reads `next` and then rewrites our `prev` in its step C cannot be
+//!   overwritten by our own older store.
+//! * `locked = 1` (unlock/grant) is Release and pairs with the Acquire load in the waiting
+//!   loop / step A; the OSQ is only a throttle (the real lock is taken with an acquire CAS), but
+//!   acquire keeps the handover obvious.
+//! * unlock's `tail` CAS is Release, pairs with the next joiner's Acquire swap.
+
+use crate::policy::OsqLayout;
+use crate::spin::{protocol_wait, Spin, Stop};
+use crate::sync::{AtomicU32, Ordering::*};
+use crate::thread::{by_id, ThreadRec};
+
+/// Borrowed fields of a node in either layout.
+struct Node<'a> {
+    next: &'a AtomicU32,
+    prev: &'a AtomicU32,
+    locked: &'a AtomicU32,
+    cpu: &'a AtomicU32,
+}
+
+#[inline(always)]
+fn node(rec: &ThreadRec, layout: OsqLayout) -> Node<'_> {
+    match layout {
+        OsqLayout::Packed => {
+            let n = &rec.osq_packed;
+            Node {
+                next: &n.next,
+                prev: &n.prev,
+                locked: &n.locked,
+                cpu: &n.cpu,
+            }
+        }
+        OsqLayout::SplitIdLine => {
+            let n = &rec.osq_split;
+            Node {
+                next: &n.next,
+                prev: &n.prev,
+                locked: &n.locked,
+                cpu: &n.cpu,
+            }
+        }
+    }
+}
+
+/// The queue: one word in the lock. All-zero = empty.
+#[derive(Debug)]
+#[repr(transparent)]
+pub(crate) struct Osq {
+    tail: AtomicU32,
+}
+
+impl Osq {
+    #[cfg(not(kslock_loom))]
+    pub(crate) const fn new() -> Self {
+        Osq {
+            tail: AtomicU32::new(0),
+        }
+    }
+    #[cfg(kslock_loom)]
+    pub(crate) fn new() -> Self {
+        Osq {
+            tail: AtomicU32::new(0),
+        }
+    }
+
+    /// Is anyone queued (a spinner exists)? Relaxed: a hint (seed S0 `TrylockIfSpinner`).
+    #[inline]
+    pub(crate) fn has_spinner(&self) -> bool {
+        self.tail.load(Relaxed) != 0
+    }
+
+    /// Joins the queue and waits to become its head. `true`: `me` is the head and must call
+    /// [`Osq::unlock`]; `false`: the wait was abandoned (predecessor not running, budget spent)
+    /// and `me` is no longer queued.
+    pub(crate) fn lock(
+        &self,
+        me: &'static ThreadRec,
+        layout: OsqLayout,
+        spin: &mut Spin<'_>,
+    ) -> bool {
+        let n = node(me, layout);
+        let cpu = me.cpu.load(Relaxed);
+        n.locked.store(0, Relaxed);
+        n.next.store(0, Relaxed);
+        match layout {
+            OsqLayout::Packed => n.cpu.store(cpu, Relaxed),
+            OsqLayout::SplitIdLine => {
+                if n.cpu.load(Relaxed) != cpu {
+                    n.cpu.store(cpu, Relaxed);
+                }
+            }
+        }
+        let old = self.tail.swap(me.id(), AcqRel);
+        if old == 0 {
+            return true;
+        }
+        n.prev.store(old, Relaxed);
+        node(by_id(old), layout).next.store(me.id(), Release);
+
+        // Wait for the grant while the predecessor runs and the budget lasts.
+        loop {
+            if n.locked.load(Acquire) != 0 {
+                return true;
+            }
+            let pid = n.prev.load(Relaxed);
+            let pred = by_id(pid);
+            let pcpu = node(pred, layout).cpu.load(Relaxed);
+            if let Err(Stop::Budget | Stop::OwnerNotRunning) = spin.step_behind(pred, pcpu) {
+                break;
+            }
+        }
+        self.unqueue(me, layout)
+    }
+
+    /// Leaves the queue (steps A, B, C of kernel-locks.md C). Returns `true` if a grant won the
+    /// race (then `me` is the head after all).
+    #[cold]
+    fn unqueue(&self, me: &'static ThreadRec, layout: OsqLayout) -> bool {
+        let n = node(me, layout);
+        let mut i = 0;
+        // Step A: unlink from prev (`prev.next = 0`), unless a grant arrives first.
+        let mut prev;
+        loop {
+            prev = n.prev.load(Relaxed);
+            let pnext = node(by_id(prev), layout).next;
+            if pnext.load(Relaxed) == me.id()
+                && pnext.compare_exchange(me.id(), 0, Relaxed, Relaxed).is_ok()
+            {
+                break;
+            }
+            // Acquire pairs with the Release grant in `unlock`.
+            if n.locked.load(Acquire) != 0 {
+                return true;
+            }
+            protocol_wait(&mut i);
+        }
+        // Step B: stabilise next (or become the tail's old value again).
+        let next = match self.wait_next(me, layout, prev) {
+            None => return false,
+            Some(next) => next,
+        };
+        // Step C: link prev and next; `next` is stuck in its step A (its prev.next is 0).
+        node(by_id(next), layout).prev.store(prev, Relaxed);
+        node(by_id(prev), layout).next.store(next, Release);
+        false
+    }
+
+    /// Step B / unlock helper: returns our successor after detaching it from our node, or
+    /// `None` after moving `tail` from us back to `prev_id` (0 when unlocking).
+    fn wait_next(&self, me: &'static ThreadRec, layout: OsqLayout, prev_id: u32) -> Option<u32> {
+        let n = node(me, layout);
+        let mut i = 0;
+        loop {
+            // Acquire pairs with the next joiner's AcqRel swap: if it is not us anymore, a
+            // successor exists and will link itself into `n.next`.
+            if self.tail.load(Relaxed) == me.id()
+                && self
+                    .tail
+                    .compare_exchange(me.id(), prev_id, AcqRel, Relaxed)
+                    .is_ok()
+            {
+                return None;
+            }
+            if n.next.load(Relaxed) != 0 {
+                let next = n.next.swap(0, Acquire);
+                if next != 0 {
+                    return Some(next);
+                }
+            }
+            protocol_wait(&mut i);
+        }
+    }
+
+    /// Leaves the head position, granting it to the successor if there is one.
+    pub(crate) fn unlock(&self, me: &'static ThreadRec, layout: OsqLayout) {
+        if self
+            .tail
+            .compare_exchange(me.id(), 0, Release, Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+        let n = node(me, layout);
+        let next = match n.next.swap(0, Acquire) {
+            0 => self.wait_next(me, layout, 0),
+            id => Some(id),
+        };
+        if let Some(next) = next {
+            // Release pairs with the Acquire loads of `locked` in `lock` and step A.
+            node(by_id(next), layout).locked.store(1, Release);
+        }
+    }
+}
+
+#[cfg(all(test, not(kslock_loom)))]
+mod tests {
+    use super::*;
+    use crate::spin::SpinStats;
+    use crate::thread::current;
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    use std::sync::Arc;
+
+    fn hammer(layout: OsqLayout) {
+        // The OSQ head is exclusive: at most one thread between lock() == true and unlock().
+        let q = Arc::new((
+            Osq::new(),
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+            SpinStats::new(),
+        ));
+        let stop = Arc::new(AtomicBool::new(false));
+        let hs: Vec<_> = (0..6)
+            .map(|_| {
+                let (q, stop) = (q.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let me = current();
+                    let (mut got, mut gave_up) = (0, 0);
+                    while !stop.load(Relaxed) {
+                        let mut spin = Spin::new(&q.3, me);
+                        if q.0.lock(me, layout, &mut spin) {
+                            assert_eq!(q.1.fetch_add(1, Relaxed), 0, "two OSQ heads");
+                            for _ in 0..20 {
+                                core::hint::spin_loop();
+                            }
+                            q.1.fetch_sub(1, Relaxed);
+                            q.0.unlock(me, layout);
+                            got += 1;
+                        } else {
+                            gave_up += 1;
+                        }
+                    }
+                    q.2.fetch_add(got, Relaxed);
+                    (got, gave_up)
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        stop.store(true, Relaxed);
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert!(q.2.load(Relaxed) > 0);
+        assert_eq!(q.0.tail.load(Relaxed), 0, "queue empty at the end");
+    }
+
+    #[test]
+    fn osq_head_is_exclusive_packed() {
+        hammer(OsqLayout::Packed);
+    }
+
+    #[test]
+    fn osq_head_is_exclusive_split() {
+        hammer(OsqLayout::SplitIdLine);
+    }
+}

@@ -1,0 +1,53 @@
+//! loom model of the system layer: a futex is a check-and-sleep under one global mutex (the
+//! futex hash-bucket lock), so "woken before sleeping" cannot be lost, and a lost wakeup in a
+//! kslock protocol is a loom deadlock. Timed waits time out at once (the timer may always fire
+//! first); clocks are frozen at 0, CPU ids at 0.
+
+use crate::sync::{AtomicU32, Ordering};
+use loom::sync::{Condvar, Mutex};
+
+use super::{Deadline, TimedOut};
+
+loom::lazy_static! {
+    static ref BUCKET: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+}
+
+pub(crate) fn futex_wait(
+    word: &AtomicU32,
+    expected: u32,
+    deadline: Deadline,
+) -> Result<(), TimedOut> {
+    let (m, cv) = &*BUCKET;
+    let g = m.lock().unwrap();
+    if word.load(Ordering::SeqCst) != expected {
+        return Ok(());
+    }
+    if deadline.is_some() {
+        return Err(TimedOut);
+    }
+    drop(cv.wait(g).unwrap());
+    Ok(())
+}
+
+pub(crate) fn futex_wake(_word: &AtomicU32, _n: i32) -> usize {
+    let (m, cv) = &*BUCKET;
+    let _g = m.lock().unwrap();
+    cv.notify_all();
+    1
+}
+
+pub(crate) fn now_ns() -> u64 {
+    0
+}
+pub(crate) fn ticks() -> u64 {
+    0
+}
+pub(crate) fn ticks_per_us() -> u64 {
+    1
+}
+pub(crate) fn measure_syscall_ns() -> u64 {
+    100
+}
+pub(crate) fn current_cpu() -> u32 {
+    0
+}
