@@ -14,6 +14,9 @@
 
 mod osq;
 pub mod policy;
+// -- rwsem (issue 3) --
+mod rwsem;
+// -- end rwsem --
 mod spin;
 mod sync;
 mod sys;

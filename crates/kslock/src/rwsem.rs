@@ -1,0 +1,1 @@
+//! The kernel rw-semaphore (being written; see issue 3).
