@@ -12,6 +12,8 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod condvar;
+mod mutex;
 mod osq;
 pub mod policy;
 // -- rwsem (issue 3) --
@@ -23,4 +25,8 @@ mod sys;
 mod thread;
 mod wait;
 
+pub use condvar::{Condvar, WaitTimeoutResult};
+pub use mutex::RawMutex;
+#[cfg(not(kslock_loom))]
+pub use mutex::{const_mutex, MappedMutexGuard, Mutex, MutexGuard, MutexWith};
 pub use spin::spin_cap_ns;
