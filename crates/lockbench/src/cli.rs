@@ -1,0 +1,565 @@
+//! Command line: argument types, the default plan, and command dispatch.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::builder::PossibleValuesParser;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::locks::{self, Kind, LockInfo};
+use crate::matrix::{write_table, Group, Session, Timing};
+use crate::results::{to_csv, Sink};
+use crate::runner::WorkSpec;
+
+const AFTER_HELP: &str = "\
+Thread lists: comma-separated counts and ranges; A..B doubles from A and ends at B
+(1,2,4..96 = 1,2,4,8,16,32,64,96).
+
+Method: start barrier, warm-up, then the coordinator samples every thread's
+cache-padded op counter at two timestamps. Every critical section checks mutual
+exclusion; a violation aborts the run (exit 1).
+
+Bound: bound = best 1-thread kops/s of the cell config × 1/((1-r) + r/p), with
+r = read fraction and p = min(threads, online CPUs): reads run in parallel,
+writes serialise. efficiency = kops/s ÷ bound. (Outside load also runs in
+parallel, so with --outside-load the efficiency can exceed 1.)";
+
+/// Lock benchmark: kslock against std, parking_lot, glibc pthread and a
+/// spinlock. With no subcommand, runs the default mutex + rwsem matrix
+/// (about 2 minutes) and writes results/<UTC time>/{results.json,results.csv,plot.svg}.
+#[derive(Parser, Debug)]
+#[command(name = "lockbench", version, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+    #[command(flatten)]
+    pub default: DefaultArgs,
+}
+
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct DefaultArgs {
+    /// Total wall time to aim for, seconds (the per-cell time follows from it).
+    #[arg(long, default_value_t = 115.0, value_parser = positive_f64)]
+    pub budget: f64,
+    /// Export directory [default: results/<UTC timestamp>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run a matrix of locks × threads × loads × read mixes.
+    Matrix(MatrixArgs),
+    /// One A/B experiment per seed idea (S0..S4), printed as the seed's table.
+    Seeds(SeedArgs),
+    /// Application-shaped workloads (file, mmap, tree) against the peers.
+    Workload(WorkloadArgs),
+    /// Compare two results.json files cell by cell.
+    Compare(CompareArgs),
+    /// List the locks compiled into this binary.
+    List,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+/// Options shared by every measuring command.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct RunArgs {
+    /// Measured seconds per cell.
+    #[arg(long, value_parser = positive_f64)]
+    pub secs: Option<f64>,
+    /// Warm-up seconds per cell (not measured).
+    #[arg(long, value_parser = nonneg_f64)]
+    pub warmup: Option<f64>,
+    /// Runs per cell; the table reports the median and min-max.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// Pin worker i to CPU i mod online CPUs.
+    #[arg(long)]
+    pub pin: bool,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write results.json, results.csv and plot.svg here (rewritten
+    /// after every cell).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+fn lock_parser() -> PossibleValuesParser {
+    let mut v: Vec<&'static str> = locks::names();
+    v.extend(["all", "mutexes", "rwlocks"]);
+    PossibleValuesParser::new(v)
+}
+
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct MatrixArgs {
+    /// Locks to run (comma-separated; also all, mutexes, rwlocks).
+    #[arg(long, value_delimiter = ',', value_parser = lock_parser(), default_value = "all")]
+    pub locks: Vec<String>,
+    /// Thread counts, e.g. 1,2,4..96.
+    #[arg(long, default_value = "1,2,4,8,16,32", value_parser = parse_threads)]
+    pub threads: ThreadList,
+    /// Pause instructions inside the critical section (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,20,100")]
+    pub cs_load: Vec<u32>,
+    /// Pause instructions between two acquisitions (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub outside_load: Vec<u32>,
+    /// Percent of operations that read-lock, 0-100 (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "0", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub read_pct: Vec<u32>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SeedId {
+    S0,
+    S1,
+    S2,
+    S3,
+    S4,
+}
+
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct SeedArgs {
+    /// Seeds to run (comma-separated) [default: all].
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub only: Vec<SeedId>,
+    /// Thread counts for S4 (the seed's table spans 2..96).
+    #[arg(long, default_value = "2,4,8,16,32,64,96", value_parser = parse_threads)]
+    pub threads: ThreadList,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WorkloadName {
+    /// fio randrw on one shared file (read lock copies a block, write lock modifies one)
+    File,
+    /// page faults (read) and mmap/munmap (write) on an interval map under one rwsem
+    Mmap,
+    /// lock-coupled tree descent with try_lock_spin and unlock/relock fallback
+    Tree,
+}
+
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct WorkloadArgs {
+    pub name: WorkloadName,
+    /// Locks [default: rwlocks for file/mmap, mutexes for tree].
+    #[arg(long, value_delimiter = ',', value_parser = lock_parser())]
+    pub locks: Vec<String>,
+    /// Thread counts, e.g. 1,2,4..96.
+    #[arg(long, default_value = "1,2,8,32", value_parser = parse_threads)]
+    pub threads: ThreadList,
+    /// Extra pause instructions inside each critical section.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub cs_load: Vec<u32>,
+    /// Pause instructions between operations.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub outside_load: Vec<u32>,
+    /// Read percent [default: file 50, mmap 90, tree 0].
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub read_pct: Vec<u32>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct CompareArgs {
+    pub old: PathBuf,
+    pub new: PathBuf,
+    /// Changes within ±this percent count as unchanged in the summary.
+    #[arg(long, default_value_t = 5.0)]
+    pub threshold: f64,
+}
+
+/// Parsed `--threads`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadList(pub Vec<usize>);
+
+pub fn parse_threads(s: &str) -> Result<ThreadList, String> {
+    const HELP: &str =
+        "expected comma-separated thread counts or ranges A..B (doubling), e.g. 1,2,4..96";
+    let mut v = Vec::new();
+    for item in s.split(',').map(str::trim) {
+        let num = |x: &str| -> Result<usize, String> {
+            match x.trim().parse::<usize>() {
+                Ok(n) if (1..=4096).contains(&n) => Ok(n),
+                _ => Err(format!("bad thread count `{x}` (1..=4096); {HELP}")),
+            }
+        };
+        if let Some((a, b)) = item.split_once("..") {
+            let (a, b) = (num(a)?, num(b)?);
+            if a > b {
+                return Err(format!("empty range `{item}`; {HELP}"));
+            }
+            let mut t = a;
+            while t < b {
+                v.push(t);
+                t *= 2;
+            }
+            v.push(b);
+        } else {
+            v.push(num(item)?);
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(ThreadList(v))
+}
+
+fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
+}
+
+fn nonneg_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("`{s}` is not a number of seconds >= 0")),
+    }
+}
+
+/// Resolve lock names and the aliases all / mutexes / rwlocks.
+pub fn resolve_locks(names: &[String]) -> Vec<LockInfo> {
+    let reg = locks::registry();
+    let mut out: Vec<LockInfo> = Vec::new();
+    for n in names {
+        let add: Vec<LockInfo> = match n.as_str() {
+            "all" => reg.clone(),
+            "mutexes" => reg
+                .iter()
+                .filter(|l| l.kind == Kind::Mutex)
+                .copied()
+                .collect(),
+            "rwlocks" => reg
+                .iter()
+                .filter(|l| l.kind == Kind::RwLock)
+                .copied()
+                .collect(),
+            name => reg.iter().filter(|l| l.name == name).copied().collect(),
+        };
+        for l in add {
+            if !out.iter().any(|o| o.name == l.name) {
+                out.push(l);
+            }
+        }
+    }
+    out
+}
+
+fn available(names: &[&str]) -> Vec<LockInfo> {
+    names.iter().filter_map(|n| locks::find(n)).collect()
+}
+
+/// The default run: a representative mutex and rwsem matrix against the
+/// peers, sized to `budget` seconds.
+pub fn default_plan(budget: f64) -> (Vec<Group>, Timing) {
+    let threads = vec![1, 2, 8, 32];
+    let cs = vec![1, 20, 100];
+    let groups = vec![
+        Group {
+            spec: WorkSpec::Matrix,
+            locks: available(&[
+                "kslock-mutex",
+                "std-mutex",
+                "parking-lot-mutex",
+                "pthread-mutex",
+            ]),
+            threads: threads.clone(),
+            cs_loads: cs.clone(),
+            outside_loads: vec![0],
+            read_pcts: vec![0],
+        },
+        Group {
+            spec: WorkSpec::Matrix,
+            locks: available(&[
+                "kslock-rwsem",
+                "std-rwlock",
+                "parking-lot-rwlock",
+                "pthread-rwlock",
+            ]),
+            threads,
+            cs_loads: cs,
+            outside_loads: vec![0],
+            read_pcts: vec![50, 90],
+        },
+    ];
+    let cells: usize = groups.iter().map(Group::cells).sum();
+    // per cell: warm-up + measured + ~20 ms of thread start/join
+    let warmup = 0.15;
+    let secs = (budget / cells.max(1) as f64 - warmup - 0.02).clamp(0.1, 5.0);
+    (
+        groups,
+        Timing {
+            secs,
+            warmup,
+            repeat: 1,
+            pin: false,
+        },
+    )
+}
+
+fn timing(r: &RunArgs, secs: f64, warmup: f64) -> Timing {
+    Timing {
+        secs: r.secs.unwrap_or(secs),
+        warmup: r.warmup.unwrap_or(warmup),
+        repeat: r.repeat as usize,
+        pin: r.pin,
+    }
+}
+
+/// Run `groups` and print the result on `out` in `format`.
+pub fn run_groups(
+    experiment: &str,
+    groups: &[Group],
+    t: &Timing,
+    out_dir: Option<PathBuf>,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Session, String> {
+    let total = groups.iter().map(Group::cells).sum();
+    let sink = Sink::new(out_dir)?;
+    let mut s = Session::new(experiment, sink, total);
+    for g in groups {
+        s.run_group(g, t)?;
+    }
+    print_report(&s, format, out)?;
+    Ok(s)
+}
+
+fn print_report(s: &Session, format: Format, out: &mut dyn Write) -> Result<(), String> {
+    let r = match format {
+        Format::Table => write_table(out, &s.report.cells),
+        Format::Csv => out.write_all(to_csv(&s.report.cells).as_bytes()),
+        Format::Json => writeln!(out, "{}", s.report.to_json()),
+    };
+    r.map_err(|e| format!("writing output: {e}"))
+}
+
+/// Execute a parsed command line. Errors are for the user (exit 1).
+pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
+    match cli.cmd {
+        None => {
+            let d = cli.default;
+            let (groups, t) = default_plan(d.budget);
+            let dir = d.out.unwrap_or_else(|| {
+                PathBuf::from("results").join(crate::results::utc_timestamp(
+                    std::time::SystemTime::now(),
+                    false,
+                ))
+            });
+            let est = Session::estimate(&groups, &t);
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprintln!(
+                    "lockbench: default run, {} cells, about {:.0} s; results in {}",
+                    groups.iter().map(Group::cells).sum::<usize>(),
+                    est,
+                    dir.display()
+                );
+            }
+            run_groups("default", &groups, &t, Some(dir.clone()), d.format, out)?;
+            if d.format == Format::Table {
+                writeln!(out, "results written to {}", dir.display()).map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }
+        Some(Cmd::Matrix(m)) => {
+            let locks = resolve_locks(&m.locks);
+            let g = Group {
+                spec: WorkSpec::Matrix,
+                locks,
+                threads: m.threads.0.clone(),
+                cs_loads: m.cs_load.clone(),
+                outside_loads: m.outside_load.clone(),
+                read_pcts: m.read_pct.clone(),
+            };
+            let t = timing(&m.run, 1.0, 0.2);
+            run_groups("matrix", &[g], &t, m.run.out.clone(), m.run.format, out).map(|_| ())
+        }
+        Some(Cmd::Workload(w)) => {
+            let (spec, name, default_locks) = match w.name {
+                WorkloadName::File => (WorkSpec::File, "file", "rwlocks"),
+                WorkloadName::Mmap => (WorkSpec::Mmap, "mmap", "rwlocks"),
+                WorkloadName::Tree => (WorkSpec::Tree { spin: true }, "tree", "mutexes"),
+            };
+            let names = if w.locks.is_empty() {
+                vec![default_locks.to_string()]
+            } else {
+                w.locks.clone()
+            };
+            let read_pcts = if w.read_pct.is_empty() {
+                vec![crate::workload::default_read_pct(name)]
+            } else {
+                w.read_pct.clone()
+            };
+            let g = Group {
+                spec,
+                locks: resolve_locks(&names),
+                threads: w.threads.0.clone(),
+                cs_loads: w.cs_load.clone(),
+                outside_loads: w.outside_load.clone(),
+                read_pcts,
+            };
+            let t = timing(&w.run, 1.0, 0.2);
+            run_groups(
+                &format!("workload {name}"),
+                &[g],
+                &t,
+                w.run.out.clone(),
+                w.run.format,
+                out,
+            )
+            .map(|_| ())
+        }
+        Some(Cmd::Seeds(s)) => crate::seeds::run(&s, out),
+        Some(Cmd::Compare(c)) => crate::compare::run(&c, out),
+        Some(Cmd::List) => {
+            let mut text = String::new();
+            for l in locks::registry() {
+                text.push_str(&format!(
+                    "{:<36} {:<7} {}\n",
+                    l.name,
+                    if l.kind == Kind::Mutex {
+                        "mutex"
+                    } else {
+                        "rwlock"
+                    },
+                    l.help
+                ));
+            }
+            if !cfg!(feature = "kslock") {
+                text.push_str(
+                    "(kslock's locks are not compiled in: build with --features kslock)\n",
+                );
+            }
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::error::ErrorKind;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("lockbench").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn thread_lists() {
+        assert_eq!(
+            parse_threads("1,2,4..96").unwrap().0,
+            vec![1, 2, 4, 8, 16, 32, 64, 96]
+        );
+        assert_eq!(parse_threads("3").unwrap().0, vec![3]);
+        assert_eq!(parse_threads("8,1,8").unwrap().0, vec![1, 8]);
+        assert_eq!(parse_threads("2..2").unwrap().0, vec![2]);
+        assert!(parse_threads("0").is_err());
+        assert!(parse_threads("8..2").is_err());
+        assert!(parse_threads("x").is_err());
+        assert!(parse_threads("1,,2").is_err());
+    }
+
+    #[test]
+    fn matrix_args() {
+        let cli = parse(&[
+            "matrix",
+            "--locks",
+            "std-mutex,pthread-rwlock",
+            "--threads",
+            "1,4..16",
+            "--cs-load",
+            "1,100",
+            "--read-pct",
+            "0,50",
+            "--secs",
+            "0.5",
+            "--repeat",
+            "3",
+            "--pin",
+            "--format",
+            "json",
+        ])
+        .unwrap();
+        let Some(Cmd::Matrix(m)) = cli.cmd else {
+            panic!()
+        };
+        assert_eq!(m.locks, vec!["std-mutex", "pthread-rwlock"]);
+        assert_eq!(m.threads.0, vec![1, 4, 8, 16]);
+        assert_eq!(m.cs_load, vec![1, 100]);
+        assert_eq!(m.outside_load, vec![0]);
+        assert_eq!(m.read_pct, vec![0, 50]);
+        assert_eq!(m.run.secs, Some(0.5));
+        assert_eq!(m.run.repeat, 3);
+        assert!(m.run.pin);
+        assert_eq!(m.run.format, Format::Json);
+        let l = resolve_locks(&m.locks);
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[1].kind, Kind::RwLock);
+    }
+
+    #[test]
+    fn defaults_and_aliases() {
+        let cli = parse(&[]).unwrap();
+        assert!(cli.cmd.is_none());
+        assert_eq!(cli.default.format, Format::Table);
+        let mx = resolve_locks(&["mutexes".into()]);
+        assert!(mx.iter().all(|l| l.kind == Kind::Mutex));
+        assert!(mx.iter().any(|l| l.name == "spin-ttas"));
+        let all = resolve_locks(&["all".into(), "std-mutex".into()]);
+        assert_eq!(all.len(), locks::registry().len());
+        let cli = parse(&["workload", "tree", "--threads", "2"]).unwrap();
+        assert!(matches!(cli.cmd, Some(Cmd::Workload(ref w)) if w.name == WorkloadName::Tree));
+    }
+
+    #[test]
+    fn bad_arguments_exit_2_with_valid_values() {
+        let e = parse(&["matrix", "--locks", "no-such-lock"]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue);
+        assert_eq!(e.exit_code(), 2);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("std-mutex") && msg.contains("pthread-rwlock"),
+            "{msg}"
+        );
+        for bad in [
+            &["matrix", "--threads", "0"][..],
+            &["matrix", "--read-pct", "101"],
+            &["matrix", "--secs", "-1"],
+            &["matrix", "--format", "xml"],
+            &["matrix", "--repeat", "0"],
+            &["workload", "nope"],
+            &["seeds", "--only", "S9"],
+            &["frobnicate"],
+            &["--budget", "10", "matrix"],
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
+        }
+        let e = parse(&["--format", "xml"]).unwrap_err();
+        assert!(e.to_string().contains("table"), "{e}");
+    }
+
+    #[test]
+    fn default_plan_fits_the_budget() {
+        let (groups, t) = default_plan(115.0);
+        let est = Session::estimate(&groups, &t);
+        assert!((90.0..=130.0).contains(&est), "estimate {est}");
+        assert!(groups.iter().all(|g| !g.locks.is_empty()));
+        assert_eq!(groups[1].read_pcts, vec![50, 90]);
+    }
+}

@@ -1,0 +1,189 @@
+//! `lockbench compare OLD.json NEW.json`: per-cell ratios and a summary.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use crate::cli::CompareArgs;
+use crate::results::{fmt_kops, CellResult, Report};
+
+type Key = (String, String, usize, u32, u32, u32);
+
+fn key(c: &CellResult) -> Key {
+    (
+        c.workload.clone(),
+        c.lock.clone(),
+        c.threads,
+        c.cs_load,
+        c.outside_load,
+        c.read_pct,
+    )
+}
+
+/// One matched cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub key: Key,
+    pub old: f64,
+    pub new: f64,
+}
+
+impl Row {
+    pub fn ratio(&self) -> f64 {
+        if self.old > 0.0 {
+            self.new / self.old
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// Cells present in both reports (by workload, lock, threads, loads, mix),
+/// plus counts of cells only in the old / only in the new report.
+pub fn matched(old: &Report, new: &Report) -> (Vec<Row>, usize, usize) {
+    let o: BTreeMap<Key, f64> = old.cells.iter().map(|c| (key(c), c.kops)).collect();
+    let n: BTreeMap<Key, f64> = new.cells.iter().map(|c| (key(c), c.kops)).collect();
+    let rows: Vec<Row> = o
+        .iter()
+        .filter_map(|(k, &ov)| {
+            n.get(k).map(|&nv| Row {
+                key: k.clone(),
+                old: ov,
+                new: nv,
+            })
+        })
+        .collect();
+    let only_old = o.keys().filter(|k| !n.contains_key(*k)).count();
+    let only_new = n.keys().filter(|k| !o.contains_key(*k)).count();
+    (rows, only_old, only_new)
+}
+
+/// Geometric mean of the finite positive ratios.
+pub fn geomean(r: impl Iterator<Item = f64>) -> f64 {
+    let (mut s, mut n) = (0.0, 0);
+    for x in r.filter(|x| x.is_finite() && *x > 0.0) {
+        s += x.ln();
+        n += 1;
+    }
+    if n == 0 {
+        f64::NAN
+    } else {
+        (s / n as f64).exp()
+    }
+}
+
+pub fn write(
+    out: &mut dyn Write,
+    old: &Report,
+    new: &Report,
+    threshold: f64,
+) -> std::io::Result<()> {
+    let (rows, only_old, only_new) = matched(old, new);
+    writeln!(
+        out,
+        "old: {} ({}, {})\nnew: {} ({}, {})",
+        old.env.started_utc,
+        old.env.git_commit,
+        old.experiment,
+        new.env.started_utc,
+        new.env.git_commit,
+        new.experiment
+    )?;
+    if old.env.cpu_model != new.env.cpu_model || old.env.online_cpus != new.env.online_cpus {
+        writeln!(
+            out,
+            "warning: different machines ({} × {} vs {} × {})",
+            old.env.online_cpus, old.env.cpu_model, new.env.online_cpus, new.env.cpu_model
+        )?;
+    }
+    writeln!(
+        out,
+        "\n{:<8} {:<34} {:>4} {:>4} {:>4} {:>5} {:>10} {:>10} {:>7}",
+        "workload", "lock", "thr", "cs", "out", "read%", "old kops", "new kops", "new/old"
+    )?;
+    let lim = 1.0 + threshold / 100.0;
+    for r in &rows {
+        let (w, l, t, cs, o, rd) = &r.key;
+        let ratio = r.ratio();
+        let mark = if ratio > lim {
+            "  +"
+        } else if ratio < 1.0 / lim {
+            "  -"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "{w:<8} {l:<34} {t:>4} {cs:>4} {o:>4} {rd:>5} {:>10} {:>10} {ratio:>7.3}{mark}",
+            fmt_kops(r.old),
+            fmt_kops(r.new)
+        )?;
+    }
+    writeln!(out, "\nsummary (geometric mean of new/old per lock):")?;
+    let mut by_lock: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for r in &rows {
+        by_lock.entry(r.key.1.as_str()).or_default().push(r.ratio());
+    }
+    for (l, v) in &by_lock {
+        writeln!(
+            out,
+            "  {l:<34} {:>7.3}  ({} cells)",
+            geomean(v.iter().copied()),
+            v.len()
+        )?;
+    }
+    let better = rows.iter().filter(|r| r.ratio() > lim).count();
+    let worse = rows.iter().filter(|r| r.ratio() < 1.0 / lim).count();
+    writeln!(
+        out,
+        "  {:<34} {:>7.3}  ({} cells: {better} faster, {worse} slower, {} within ±{threshold}%)",
+        "all",
+        geomean(rows.iter().map(Row::ratio)),
+        rows.len(),
+        rows.len() - better - worse
+    )?;
+    if only_old + only_new > 0 {
+        writeln!(
+            out,
+            "  unmatched cells: {only_old} only in old, {only_new} only in new"
+        )?;
+    }
+    Ok(())
+}
+
+pub fn run(a: &CompareArgs, out: &mut dyn Write) -> Result<(), String> {
+    let old = Report::load(&a.old)?;
+    let new = Report::load(&a.new)?;
+    write(out, &old, &new, a.threshold).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::tests::sample_cell;
+
+    #[test]
+    fn ratios_and_summary() {
+        let mut old = Report::new("a");
+        let mut new = Report::new("b");
+        old.cells = vec![
+            sample_cell("std-mutex", 2, 100.0),
+            sample_cell("std-mutex", 4, 100.0),
+            sample_cell("spin-ttas", 2, 50.0),
+        ];
+        new.cells = vec![
+            sample_cell("std-mutex", 2, 200.0),
+            sample_cell("std-mutex", 4, 50.0),
+            sample_cell("pthread-mutex", 2, 1.0),
+        ];
+        let (rows, oo, on) = matched(&old, &new);
+        assert_eq!(rows.len(), 2);
+        assert_eq!((oo, on), (1, 1));
+        assert_eq!(rows[0].ratio(), 2.0);
+        assert!((geomean(rows.iter().map(Row::ratio)) - 1.0).abs() < 1e-12);
+        let mut buf = Vec::new();
+        write(&mut buf, &old, &new, 5.0).unwrap();
+        let s = String::from_utf8(buf).unwrap();
+        assert!(s.contains("1 faster, 1 slower"), "{s}");
+        assert!(s.contains("1 only in old, 1 only in new"), "{s}");
+    }
+}

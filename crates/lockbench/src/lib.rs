@@ -1,0 +1,18 @@
+//! `lockbench`: reproduces the kernel's lock experiments in user space and
+//! measures kslock's locks against the locks people use (Rust std,
+//! parking_lot, glibc pthread, a TTAS spinlock).
+//!
+//! Layout: [`locks`] (the `BenchLock` trait, adapters, registry), [`runner`]
+//! (the timed loop and exclusion check), [`workload`] (file/mmap/tree),
+//! [`matrix`] (plans, bounds, table), [`results`] (JSON/CSV/SVG export and
+//! the environment record), [`seeds`], [`compare`], [`cli`].
+
+pub mod cli;
+pub mod compare;
+pub mod locks;
+pub mod matrix;
+pub mod results;
+pub mod runner;
+pub mod seeds;
+pub mod stats;
+pub mod workload;

@@ -1,0 +1,434 @@
+//! Running a plan of cells, computing bounds, and printing the table.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+
+use crate::locks::{Kind, LockInfo};
+use crate::results::{fmt_kops, Calibration, CellResult, Report, Sink};
+use crate::runner::{CellConfig, Measurement, WorkSpec};
+use crate::stats::{bound_kops, median, online_cpus};
+
+/// A set of locks crossed with a set of thread counts and loads.
+#[derive(Clone)]
+pub struct Group {
+    pub spec: WorkSpec,
+    pub locks: Vec<LockInfo>,
+    pub threads: Vec<usize>,
+    pub cs_loads: Vec<u32>,
+    pub outside_loads: Vec<u32>,
+    pub read_pcts: Vec<u32>,
+}
+
+impl Group {
+    pub fn cells(&self) -> usize {
+        self.locks.len()
+            * self.threads.len()
+            * self.cs_loads.len()
+            * self.outside_loads.len()
+            * self.read_pcts.len()
+    }
+}
+
+/// Timing settings shared by all cells of a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    pub secs: f64,
+    pub warmup: f64,
+    pub repeat: usize,
+    pub pin: bool,
+}
+
+/// Calibration runs are shorter than cells: they only set the scale.
+const CALIB_SECS: f64 = 0.25;
+const CALIB_WARMUP: f64 = 0.05;
+
+type CalibKey = (String, u32, u32, u32);
+
+/// Runs groups of cells into one report, rewriting the exports after each.
+pub struct Session {
+    pub report: Report,
+    sink: Sink,
+    /// best single-thread kops and its lock, per cell config
+    best1: BTreeMap<CalibKey, (f64, String)>,
+    progress: bool,
+    total: usize,
+    done: usize,
+    cpus: usize,
+}
+
+impl Session {
+    pub fn new(experiment: &str, sink: Sink, total_cells: usize) -> Session {
+        Session {
+            report: Report::new(experiment),
+            sink,
+            best1: BTreeMap::new(),
+            progress: std::io::stderr().is_terminal(),
+            total: total_cells,
+            done: 0,
+            cpus: online_cpus(),
+        }
+    }
+
+    /// Estimated wall time of `groups`, seconds (for help texts and tests).
+    pub fn estimate(groups: &[Group], t: &Timing) -> f64 {
+        groups
+            .iter()
+            .map(|g| {
+                let per = t.secs + t.warmup + 0.02;
+                let mut s = g.cells() as f64 * per * t.repeat as f64;
+                if !g.threads.contains(&1) {
+                    s += (g.cells() / g.threads.len().max(1)) as f64 * (CALIB_SECS + CALIB_WARMUP);
+                }
+                s
+            })
+            .sum()
+    }
+
+    fn note(&self, msg: &str) {
+        if self.progress {
+            eprintln!("{msg}");
+        }
+    }
+
+    pub fn run_group(&mut self, g: &Group, t: &Timing) -> Result<(), String> {
+        let mut threads = g.threads.clone();
+        threads.sort_unstable();
+        threads.dedup();
+        for &cs in &g.cs_loads {
+            for &outside in &g.outside_loads {
+                for &read_pct in &g.read_pcts {
+                    let key = (g.spec.name().to_string(), cs, outside, read_pct);
+                    if threads.first() != Some(&1) && !self.best1.contains_key(&key) {
+                        self.calibrate(g, &key, t)?;
+                    }
+                    for &n in &threads {
+                        for lock in &g.locks {
+                            let cfg = CellConfig {
+                                threads: n,
+                                cs_load: cs,
+                                outside_load: outside,
+                                read_pct,
+                                secs: t.secs,
+                                warmup: t.warmup,
+                                pin: t.pin,
+                            };
+                            let cell = self.run_cell(g.spec, lock, &cfg, t.repeat)?;
+                            if n == 1 {
+                                self.offer_best(&key, cell.kops, lock.name);
+                            }
+                            self.report.cells.push(cell);
+                            self.apply_bounds();
+                            self.sink.write(&self.report)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn offer_best(&mut self, key: &CalibKey, kops: f64, lock: &str) {
+        let e = self
+            .best1
+            .entry(key.clone())
+            .or_insert((0.0, String::new()));
+        if kops > e.0 {
+            *e = (kops, lock.to_string());
+        }
+    }
+
+    fn calibrate(&mut self, g: &Group, key: &CalibKey, t: &Timing) -> Result<(), String> {
+        for lock in &g.locks {
+            let cfg = CellConfig {
+                threads: 1,
+                cs_load: key.1,
+                outside_load: key.2,
+                read_pct: key.3,
+                secs: CALIB_SECS.min(t.secs.max(0.05)),
+                warmup: CALIB_WARMUP.min(t.warmup),
+                pin: t.pin,
+            };
+            self.note(&format!("calibrating {} 1 thread {:?}", lock.name, key));
+            let m = (lock.run)(&g.spec, &cfg).map_err(|e| format!("{}: {e}", lock.name))?;
+            self.offer_best(key, m.kops(), lock.name);
+        }
+        let (kops, best_lock) = self.best1[key].clone();
+        self.report.calibration.push(Calibration {
+            workload: key.0.clone(),
+            cs_load: key.1,
+            outside_load: key.2,
+            read_pct: key.3,
+            best_lock,
+            kops,
+        });
+        Ok(())
+    }
+
+    /// Recompute every cell's bound and efficiency from the current
+    /// single-thread bests (a better 1-thread result raises earlier bounds).
+    fn apply_bounds(&mut self) {
+        for c in &mut self.report.cells {
+            let key = (c.workload.clone(), c.cs_load, c.outside_load, c.read_pct);
+            if let Some((best, _)) = self.best1.get(&key) {
+                c.bound_kops = bound_kops(*best, c.read_pct, c.threads, self.cpus);
+                c.efficiency = if c.bound_kops > 0.0 {
+                    c.kops / c.bound_kops
+                } else {
+                    0.0
+                };
+            }
+        }
+    }
+
+    fn run_cell(
+        &mut self,
+        spec: WorkSpec,
+        lock: &LockInfo,
+        cfg: &CellConfig,
+        repeat: usize,
+    ) -> Result<CellResult, String> {
+        self.done += 1;
+        let mut runs: Vec<Measurement> = Vec::new();
+        for _ in 0..repeat.max(1) {
+            let m = (lock.run)(&spec, cfg).map_err(|e| {
+                format!(
+                    "{} with {} threads, cs-load {}, read {}% ({}): {e}",
+                    lock.name,
+                    cfg.threads,
+                    cfg.cs_load,
+                    cfg.read_pct,
+                    spec.name()
+                )
+            })?;
+            runs.push(m);
+        }
+        let kops: Vec<f64> = runs.iter().map(Measurement::kops).collect();
+        let med = median(&kops);
+        // The run closest to the median supplies the detailed metrics.
+        let mi = (0..runs.len())
+            .min_by(|&a, &b| (kops[a] - med).abs().total_cmp(&(kops[b] - med).abs()))
+            .unwrap_or(0);
+        let cell = cell_from(spec, lock, cfg, &runs[mi], med, &kops);
+        self.note(&format!(
+            "[{}/{}] {:<28} {} t={:<3} cs={:<3} out={:<3} read={:>3}%  {} kops/s",
+            self.done,
+            self.total,
+            lock.name,
+            spec.name(),
+            cfg.threads,
+            cfg.cs_load,
+            cfg.outside_load,
+            cfg.read_pct,
+            fmt_kops(cell.kops)
+        ));
+        Ok(cell)
+    }
+}
+
+pub fn cell_from(
+    spec: WorkSpec,
+    lock: &LockInfo,
+    cfg: &CellConfig,
+    m: &Measurement,
+    kops: f64,
+    runs: &[f64],
+) -> CellResult {
+    let ops = m.ops().max(1) as f64;
+    let kop = ops / 1000.0;
+    let min = m.per_thread.iter().copied().min().unwrap_or(0);
+    let max = m.per_thread.iter().copied().max().unwrap_or(0);
+    let mean = m.per_thread.iter().sum::<u64>() as f64 / m.per_thread.len().max(1) as f64;
+    let per_s = |n: u64| {
+        if m.elapsed_s > 0.0 {
+            n as f64 / m.elapsed_s / 1000.0
+        } else {
+            0.0
+        }
+    };
+    CellResult {
+        workload: spec.name().into(),
+        lock: lock.name.into(),
+        kind: match lock.kind {
+            Kind::Mutex => "mutex",
+            Kind::RwLock => "rwlock",
+        }
+        .into(),
+        ours: lock.ours,
+        threads: cfg.threads,
+        cs_load: cfg.cs_load,
+        outside_load: cfg.outside_load,
+        read_pct: cfg.read_pct,
+        elapsed_s: m.elapsed_s,
+        kops,
+        kops_min: runs.iter().copied().fold(f64::INFINITY, f64::min),
+        kops_max: runs.iter().copied().fold(0.0, f64::max),
+        runs_kops: runs.to_vec(),
+        read_kops: per_s(m.reads),
+        write_kops: per_s(m.writes),
+        thread_ops_min: min,
+        thread_ops_mean: mean,
+        thread_ops_max: max,
+        starved: max > 2 * min,
+        wait_samples: m.wait.samples,
+        wait_p50_ns: m.wait.p50_ns,
+        wait_p99_ns: m.wait.p99_ns,
+        wait_p999_ns: m.wait.p999_ns,
+        wait_max_ns: m.wait.max_ns,
+        vcsw_per_kop: m.usage.vcsw as f64 / kop,
+        ivcsw_per_kop: m.usage.ivcsw as f64 / kop,
+        cpu_ns_per_op: m.usage.cpu_ns as f64 / ops,
+        bound_kops: 0.0,
+        efficiency: 0.0,
+        events_per_kop: m
+            .events
+            .iter()
+            .map(|(k, &v)| (k.clone(), v as f64 / kop))
+            .collect(),
+    }
+}
+
+// ------------------------------------------------------------ table
+
+fn us(ns: u64) -> String {
+    let u = ns as f64 / 1000.0;
+    if u >= 100.0 {
+        format!("{u:.0}")
+    } else if u >= 1.0 {
+        format!("{u:.1}")
+    } else {
+        format!("{u:.2}")
+    }
+}
+
+/// kslock's lock vs the best peer in the same cell (None for peers or when no
+/// peer ran in the cell).
+pub fn vs_best_peer(cells: &[CellResult], c: &CellResult) -> Option<f64> {
+    if !c.ours {
+        return None;
+    }
+    let best = cells
+        .iter()
+        .filter(|o| !o.ours && o.cell_key() == c.cell_key())
+        .map(|o| o.kops)
+        .fold(0.0, f64::max);
+    (best > 0.0).then(|| c.kops / best)
+}
+
+/// The human table: one block per cell config, rows per thread count × lock.
+pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result<()> {
+    let mut groups: Vec<(String, u32, u32, u32)> = Vec::new();
+    for c in cells {
+        let k = (c.workload.clone(), c.cs_load, c.outside_load, c.read_pct);
+        if !groups.contains(&k) {
+            groups.push(k);
+        }
+    }
+    for (wl, cs, outside, read) in groups {
+        writeln!(
+            out,
+            "\n== {wl}: cs-load {cs}, outside-load {outside}, read {read}% =="
+        )?;
+        writeln!(
+            out,
+            "{:>4}  {:<34} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>20}  {:>7} {:>7} {:>7}",
+            "thr",
+            "lock",
+            "kops/s",
+            "(min-max)",
+            "eff",
+            "vs-peer",
+            "ops/thread min/mean/max",
+            "wait µs p50/p99/p99.9",
+            "vcs/kop",
+            "ics/kop",
+            "cpu ns/op"
+        )?;
+        let mut block: Vec<&CellResult> = cells
+            .iter()
+            .filter(|c| {
+                c.workload == wl
+                    && c.cs_load == cs
+                    && c.outside_load == outside
+                    && c.read_pct == read
+            })
+            .collect();
+        block.sort_by_key(|c| c.threads);
+        let mut last_t = 0;
+        for c in block {
+            if c.threads != last_t && last_t != 0 {
+                writeln!(out)?;
+            }
+            last_t = c.threads;
+            let vs = vs_best_peer(cells, c).map_or("-".to_string(), |r| format!("{r:.2}x"));
+            let name = if c.kind == "rwlock" && c.read_pct > 0 {
+                format!(
+                    "{} [r {} / w {}]",
+                    c.lock,
+                    fmt_kops(c.read_kops),
+                    fmt_kops(c.write_kops)
+                )
+            } else {
+                c.lock.clone()
+            };
+            let mut extra = String::new();
+            for (k, v) in &c.events_per_kop {
+                extra.push_str(&format!("  {k}/kop {v:.1}"));
+            }
+            writeln!(
+                out,
+                "{:>4}  {:<34} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>20}  {:>7.2} {:>7.2} {:>7.0}{}{}",
+                c.threads,
+                name,
+                fmt_kops(c.kops),
+                format!("({}-{})", fmt_kops(c.kops_min), fmt_kops(c.kops_max)),
+                c.efficiency,
+                vs,
+                format!(
+                    "{}/{:.0}/{}",
+                    c.thread_ops_min, c.thread_ops_mean, c.thread_ops_max
+                ),
+                format!(
+                    "{}/{}/{}",
+                    us(c.wait_p50_ns),
+                    us(c.wait_p99_ns),
+                    us(c.wait_p999_ns)
+                ),
+                c.vcsw_per_kop,
+                c.ivcsw_per_kop,
+                c.cpu_ns_per_op,
+                if c.starved { "  STARVED" } else { "" },
+                extra
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "\neff = kops/s ÷ bound; bound = best 1-thread kops/s of the cell × 1/((1-r) + r/p), \
+         r = read fraction, p = min(threads, {} CPUs). STARVED: max ops/thread > 2 × min.",
+        online_cpus()
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::tests::sample_cell;
+
+    #[test]
+    fn vs_peer_ratio() {
+        let cells = vec![
+            sample_cell("kslock-mutex", 2, 300.0),
+            sample_cell("std-mutex", 2, 100.0),
+            sample_cell("pthread-mutex", 2, 150.0),
+            sample_cell("std-mutex", 4, 1000.0),
+        ];
+        assert_eq!(vs_best_peer(&cells, &cells[0]), Some(2.0));
+        assert_eq!(vs_best_peer(&cells, &cells[1]), None);
+        let mut t = Vec::new();
+        write_table(&mut t, &cells).unwrap();
+        let t = String::from_utf8(t).unwrap();
+        assert!(t.contains("2.00x"), "{t}");
+        assert!(t.contains("STARVED"));
+    }
+}

@@ -1,0 +1,464 @@
+//! The measurement loop.
+//!
+//! Method (the same for every lock and workload):
+//!
+//! 1. Spawn `threads` workers; all wait on a start barrier.
+//! 2. Warm-up: workers run for `--warmup` seconds; nothing is recorded.
+//! 3. The coordinator (this thread, asleep otherwise) flips the phase to
+//!    MEASURE, reads every worker's cache-padded op counter and the clock,
+//!    sleeps `--secs`, reads the counters and the clock again, and flips the
+//!    phase to STOP. Throughput = (sum of counter deltas) / (clock delta).
+//!    Workers never time themselves, so a descheduled worker cannot inflate
+//!    its own rate.
+//! 4. Workers notice the phase changes on their next operation: at MEASURE
+//!    they read `getrusage(RUSAGE_THREAD)` and start sampling every 64th
+//!    acquisition's wait into a per-thread histogram; at STOP they read the
+//!    usage again and return. (Usage windows therefore start and end up to one
+//!    operation, or one scheduler time slice for a descheduled worker, after
+//!    the coordinator's timestamps.)
+//!
+//! Each worker's counters live on their own 128-byte block, the lock on its
+//! own, and the exclusion-check word on its own.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::locks::{BenchLock, CachePadded};
+use crate::stats::{online_cpus, pin_to, Histogram, Rng, Usage, WaitSummary};
+use crate::workload;
+
+/// One cell's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellConfig {
+    pub threads: usize,
+    /// `pause` instructions inside the critical section.
+    pub cs_load: u32,
+    /// `pause` instructions between two acquisitions.
+    pub outside_load: u32,
+    /// Percentage of operations that take the lock for reading.
+    pub read_pct: u32,
+    pub secs: f64,
+    pub warmup: f64,
+    /// Pin worker i to CPU i mod online CPUs.
+    pub pin: bool,
+}
+
+/// Which loop to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkSpec {
+    /// lock; cs_load pauses; unlock; outside_load pauses.
+    Matrix,
+    /// fio randrw-like block copy / modify on one shared "file".
+    File,
+    /// page-fault-like lookups and mmap/munmap-like updates of an interval map.
+    Mmap,
+    /// lock-coupled tree descent; `spin` selects `try_write_spin` over
+    /// `try_write` for the coupling step.
+    Tree { spin: bool },
+}
+
+impl WorkSpec {
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkSpec::Matrix => "matrix",
+            WorkSpec::File => "file",
+            WorkSpec::Mmap => "mmap",
+            WorkSpec::Tree { spin: true } => "tree",
+            WorkSpec::Tree { spin: false } => "tree-nospin",
+        }
+    }
+}
+
+/// What one timed run measured.
+#[derive(Clone, Debug, Default)]
+pub struct Measurement {
+    pub elapsed_s: f64,
+    pub reads: u64,
+    pub writes: u64,
+    /// Operations per worker during the measured window.
+    pub per_thread: Vec<u64>,
+    pub wait: WaitSummary,
+    pub usage: Usage,
+    /// Workload-specific event counts (e.g. tree `fallbacks`).
+    pub events: BTreeMap<String, u64>,
+}
+
+impl Measurement {
+    pub fn ops(&self) -> u64 {
+        self.reads + self.writes
+    }
+    pub fn kops(&self) -> f64 {
+        if self.elapsed_s > 0.0 {
+            self.ops() as f64 / self.elapsed_s / 1000.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A run either measures or finds the lock broken.
+pub type RunOutcome = Result<Measurement, String>;
+
+/// Per-worker context handed to each operation.
+pub struct Ctx {
+    pub tid: usize,
+    pub rng: Rng,
+    /// Time this operation's (first) acquisition.
+    pub sample: bool,
+    pub hist: Histogram,
+    /// Workload-specific event count (see [`Workload::EVENT`]).
+    pub events: u64,
+}
+
+impl Ctx {
+    /// Run `acquire`, timing it when this operation is sampled.
+    #[inline(always)]
+    pub fn acquire<G>(&mut self, acquire: impl FnOnce() -> G) -> G {
+        if self.sample {
+            let t = Instant::now();
+            let g = acquire();
+            self.hist.record(t.elapsed().as_nanos() as u64);
+            g
+        } else {
+            acquire()
+        }
+    }
+}
+
+/// `n` pause instructions (the seeds' load unit, ≈27 ns each on the dev box).
+#[inline(always)]
+pub fn pause(n: u32) {
+    for _ in 0..n {
+        std::hint::spin_loop();
+    }
+}
+
+/// An application-shaped loop body. Implementations own their locks.
+pub trait Workload: Sync {
+    /// Per-thread state.
+    type Local;
+    /// Name of the event counted in [`Ctx::events`], if any.
+    const EVENT: Option<&'static str> = None;
+    fn local(&self, tid: usize) -> Self::Local;
+    /// One operation. `Err` = mutual exclusion was violated.
+    fn op(&self, ctx: &mut Ctx, local: &mut Self::Local, read: bool) -> Result<(), String>;
+}
+
+// ------------------------------------------------------------ exclusion check
+
+/// Exclusion checker, as in locktorture: checked inside every critical
+/// section. Bits 0..32 count readers inside, bit 32 up mark a writer.
+/// Relaxed is enough: the lock under test orders these accesses, and a lock
+/// that fails to do so is what we want to catch.
+#[derive(Default)]
+pub struct Excl(CachePadded<AtomicU64>);
+
+const EXCL_WRITER: u64 = 1 << 32;
+
+impl Excl {
+    #[inline(always)]
+    pub fn write_enter(&self) -> Result<(), String> {
+        // A correct lock lets no one else in, so load + store suffices.
+        let v = self.0.load(Relaxed);
+        self.0.store(v + EXCL_WRITER, Relaxed);
+        if v != 0 {
+            return Err(violation("writer entered", v));
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    pub fn write_exit(&self) -> Result<(), String> {
+        let v = self.0.load(Relaxed);
+        self.0.store(v.wrapping_sub(EXCL_WRITER), Relaxed);
+        if v != EXCL_WRITER {
+            return Err(violation("writer leaving", v));
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    pub fn read_enter(&self) -> Result<(), String> {
+        let v = self.0.fetch_add(1, Relaxed);
+        if v >= EXCL_WRITER {
+            return Err(violation("reader entered", v));
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    pub fn read_exit(&self) -> Result<(), String> {
+        let v = self.0.fetch_sub(1, Relaxed);
+        if v >= EXCL_WRITER || v == 0 {
+            return Err(violation("reader leaving", v));
+        }
+        Ok(())
+    }
+}
+
+#[cold]
+fn violation(when: &str, v: u64) -> String {
+    format!(
+        "mutual exclusion violated: {when} while {} writer(s) and {} reader(s) were inside",
+        v >> 32,
+        v & (EXCL_WRITER - 1)
+    )
+}
+
+// ------------------------------------------------------------ matrix body
+
+/// The locktest loop: lock; `cs_load` pauses (checked); unlock.
+pub struct MatrixWl<L> {
+    lock: CachePadded<L>,
+    excl: Excl,
+    cs_load: u32,
+}
+
+impl<L: BenchLock> MatrixWl<L> {
+    pub fn new(cs_load: u32) -> Self {
+        MatrixWl {
+            lock: CachePadded(L::new()),
+            excl: Excl::default(),
+            cs_load,
+        }
+    }
+}
+
+impl<L: BenchLock> Workload for MatrixWl<L> {
+    type Local = ();
+    fn local(&self, _tid: usize) {}
+    #[inline]
+    fn op(&self, ctx: &mut Ctx, _: &mut (), read: bool) -> Result<(), String> {
+        if read && L::RW {
+            let g = ctx.acquire(|| self.lock.read());
+            self.excl.read_enter()?;
+            pause(self.cs_load);
+            self.excl.read_exit()?;
+            drop(g);
+        } else {
+            let g = ctx.acquire(|| self.lock.write());
+            self.excl.write_enter()?;
+            pause(self.cs_load);
+            self.excl.write_exit()?;
+            drop(g);
+        }
+        Ok(())
+    }
+}
+
+/// Registry entry point: dispatch once per cell to a monomorphised loop.
+pub fn run_any<L: BenchLock>(spec: &WorkSpec, cfg: &CellConfig) -> RunOutcome {
+    match *spec {
+        WorkSpec::Matrix => run(&MatrixWl::<L>::new(cfg.cs_load), cfg),
+        WorkSpec::File => run(&workload::FileWl::<L>::new(cfg.cs_load), cfg),
+        WorkSpec::Mmap => run(&workload::MmapWl::<L>::new(cfg.cs_load), cfg),
+        WorkSpec::Tree { spin: true } => run(&workload::TreeWl::<L, true>::new(cfg.cs_load), cfg),
+        WorkSpec::Tree { spin: false } => run(&workload::TreeWl::<L, false>::new(cfg.cs_load), cfg),
+    }
+}
+
+// ------------------------------------------------------------ the loop
+
+const WARMUP: u32 = 0;
+const MEASURE: u32 = 1;
+const STOP: u32 = 2;
+
+/// Cache-padded per-worker op counters, written only by their worker.
+#[derive(Default)]
+struct Slot {
+    reads: AtomicU64,
+    writes: AtomicU64,
+}
+
+struct WorkerOut {
+    hist: Histogram,
+    usage: Usage,
+    events: u64,
+}
+
+/// Sleep `secs`, waking early if a worker reported a violation.
+fn sleep_watch(secs: f64, stop: &AtomicBool) {
+    let end = Instant::now() + Duration::from_secs_f64(secs.max(0.0));
+    loop {
+        let now = Instant::now();
+        if now >= end || stop.load(Relaxed) {
+            return;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// Run one timed cell of workload `w`.
+pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
+    let n = cfg.threads.max(1);
+    let cpus = online_cpus();
+    let slots: Vec<CachePadded<Slot>> = (0..n).map(|_| CachePadded::default()).collect();
+    let phase = CachePadded(AtomicU32::new(WARMUP));
+    let broken = CachePadded(AtomicBool::new(false));
+    let first_error: Mutex<Option<String>> = Mutex::new(None);
+    let barrier = Barrier::new(n + 1);
+    let read_pct = u64::from(cfg.read_pct.min(100));
+    let outside = cfg.outside_load;
+
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(n);
+        for (tid, slot) in slots.iter().enumerate() {
+            let (phase, broken, first_error, barrier) = (&phase, &broken, &first_error, &barrier);
+            let pin = cfg.pin;
+            let h = std::thread::Builder::new()
+                .name(format!("lockbench-{tid}"))
+                .spawn_scoped(s, move || {
+                    if pin {
+                        pin_to(tid % cpus);
+                    }
+                    let mut ctx = Ctx {
+                        tid,
+                        rng: Rng::new(tid as u64 + 1),
+                        sample: false,
+                        hist: Histogram::default(),
+                        events: 0,
+                    };
+                    let mut local = w.local(tid);
+                    let (mut r, mut wr, mut i) = (0u64, 0u64, 0u64);
+                    let mut measuring = false;
+                    let mut u0 = Usage::default();
+                    barrier.wait();
+                    loop {
+                        let ph = phase.load(Relaxed);
+                        if ph != WARMUP {
+                            if ph == STOP {
+                                break;
+                            }
+                            if !measuring {
+                                measuring = true;
+                                u0 = Usage::now();
+                                ctx.events = 0;
+                            }
+                        }
+                        let read = match read_pct {
+                            0 => false,
+                            100 => true,
+                            p => ctx.rng.below(100) < p,
+                        };
+                        ctx.sample = measuring && i % 64 == 0;
+                        i += 1;
+                        if let Err(e) = w.op(&mut ctx, &mut local, read) {
+                            first_error.lock().unwrap().get_or_insert(e);
+                            broken.store(true, Relaxed);
+                            break;
+                        }
+                        if read {
+                            r += 1;
+                            slot.reads.store(r, Relaxed);
+                        } else {
+                            wr += 1;
+                            slot.writes.store(wr, Relaxed);
+                        }
+                        pause(outside);
+                    }
+                    let usage = if measuring {
+                        Usage::now().since(u0)
+                    } else {
+                        Usage::default()
+                    };
+                    WorkerOut {
+                        hist: ctx.hist,
+                        usage,
+                        events: ctx.events,
+                    }
+                })
+                .expect("spawn worker thread");
+            handles.push(h);
+        }
+
+        barrier.wait();
+        sleep_watch(cfg.warmup, &broken);
+        let snapshot = || -> Vec<(u64, u64)> {
+            slots
+                .iter()
+                .map(|s| (s.reads.load(Relaxed), s.writes.load(Relaxed)))
+                .collect()
+        };
+        phase.store(MEASURE, Relaxed);
+        let t0 = Instant::now();
+        let c0 = snapshot();
+        sleep_watch(cfg.secs, &broken);
+        let t1 = Instant::now();
+        let c1 = snapshot();
+        phase.store(STOP, Relaxed);
+
+        let mut m = Measurement {
+            elapsed_s: (t1 - t0).as_secs_f64(),
+            ..Measurement::default()
+        };
+        let mut hist = Histogram::default();
+        let mut events = 0;
+        for (h, (a, b)) in handles.into_iter().zip(c0.iter().zip(&c1)) {
+            let out = h
+                .join()
+                .map_err(|_| "a worker thread panicked".to_string())?;
+            hist.merge(&out.hist);
+            m.usage.add(out.usage);
+            events += out.events;
+            let (dr, dw) = (b.0 - a.0, b.1 - a.1);
+            m.reads += dr;
+            m.writes += dw;
+            m.per_thread.push(dr + dw);
+        }
+        if let Some(e) = first_error.lock().unwrap().take() {
+            return Err(e);
+        }
+        m.wait = hist.summary();
+        if let Some(name) = W::EVENT {
+            m.events.insert(name.to_string(), events);
+        }
+        Ok(m)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A "lock" that does not lock: the checker must catch it.
+    struct NoLock;
+    impl BenchLock for NoLock {
+        const RW: bool = true;
+        type W<'a> = ();
+        type R<'a> = ();
+        fn new() -> Self {
+            NoLock
+        }
+        fn write(&self) {}
+        fn read(&self) {}
+        fn try_write(&self) -> Option<()> {
+            Some(())
+        }
+    }
+
+    #[test]
+    fn broken_lock_is_caught() {
+        let cfg = CellConfig {
+            threads: 4,
+            cs_load: 50,
+            outside_load: 0,
+            read_pct: 50,
+            secs: 0.3,
+            warmup: 0.0,
+            pin: false,
+        };
+        let r = run_any::<NoLock>(&WorkSpec::Matrix, &cfg);
+        let e = r.expect_err("a lock that does not exclude must fail the run");
+        assert!(e.contains("mutual exclusion violated"), "{e}");
+    }
+
+    #[test]
+    fn excl_rules() {
+        let e = Excl::default();
+        e.read_enter().unwrap();
+        e.read_enter().unwrap();
+        e.read_exit().unwrap();
+        e.read_exit().unwrap();
+        e.write_enter().unwrap();
+        assert!(e.read_enter().is_err());
+    }
+}

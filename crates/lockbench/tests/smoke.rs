@@ -1,0 +1,157 @@
+//! Smoke runs of tiny matrices, in process (well under 20 s in debug builds).
+
+use clap::Parser;
+use lockbench::cli::{execute, Cli};
+use lockbench::results::{from_csv, Report};
+
+fn run(args: &[&str]) -> String {
+    let cli = Cli::try_parse_from(std::iter::once("lockbench").chain(args.iter().copied()))
+        .expect("arguments parse");
+    let mut out = Vec::new();
+    execute(cli, &mut out).expect("run succeeds");
+    String::from_utf8(out).expect("utf8 output")
+}
+
+fn tmpdir(tag: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("lockbench-smoke-{tag}-{}", std::process::id()))
+}
+
+#[test]
+fn tiny_matrix_writes_all_exports() {
+    let dir = tmpdir("matrix");
+    let table = run(&[
+        "matrix",
+        "--locks",
+        "std-mutex,pthread-mutex-adaptive,spin-ttas,parking-lot-rwlock,pthread-rwlock-prefer-writer",
+        "--threads",
+        "1,3",
+        "--cs-load",
+        "1",
+        "--read-pct",
+        "50",
+        "--secs",
+        "0.05",
+        "--warmup",
+        "0.01",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        table.contains("== matrix: cs-load 1, outside-load 0, read 50% =="),
+        "{table}"
+    );
+    assert!(
+        table.contains("pthread-rwlock-prefer-writer [r "),
+        "{table}"
+    );
+
+    let report = Report::load(&dir.join("results.json")).unwrap();
+    assert_eq!(report.cells.len(), 10);
+    assert_eq!(report.env.online_cpus, lockbench::stats::online_cpus());
+    assert!(report.env.command_line.len() > 1 || !report.env.command_line.is_empty());
+    for c in &report.cells {
+        assert!(c.kops > 0.0, "{c:?}");
+        assert!(c.bound_kops > 0.0 && c.efficiency > 0.0, "{c:?}");
+        assert_eq!(c.runs_kops.len(), 1);
+        assert_eq!(c.read_pct, 50);
+        if c.kind == "rwlock" {
+            assert!(c.read_kops > 0.0 && c.write_kops > 0.0, "{c:?}");
+        }
+        assert!(c.thread_ops_min <= c.thread_ops_max);
+    }
+    // the best 1-thread cell defines the bound: its efficiency is exactly 1
+    let best = report
+        .cells
+        .iter()
+        .filter(|c| c.threads == 1)
+        .map(|c| c.efficiency)
+        .fold(0.0, f64::max);
+    assert!((best - 1.0).abs() < 1e-9, "{best}");
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(from_csv(&csv).unwrap().len(), 10);
+    let svg = std::fs::read_to_string(dir.join("plot.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 5);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn calibration_when_one_thread_is_missing_and_json_stdout() {
+    let out = run(&[
+        "matrix",
+        "--locks",
+        "std-mutex,parking-lot-mutex",
+        "--threads",
+        "2",
+        "--cs-load",
+        "20",
+        "--secs",
+        "0.05",
+        "--warmup",
+        "0",
+        "--repeat",
+        "3",
+        "--format",
+        "json",
+    ]);
+    let r = Report::from_json(&out).unwrap();
+    assert_eq!(r.calibration.len(), 1);
+    assert!(r.calibration[0].kops > 0.0);
+    assert_eq!(r.cells.len(), 2);
+    for c in &r.cells {
+        assert_eq!(c.runs_kops.len(), 3);
+        assert!(c.kops_min <= c.kops && c.kops <= c.kops_max);
+        assert!(c.efficiency > 0.0);
+    }
+}
+
+#[test]
+fn workloads_run_against_peers() {
+    for (name, locks) in [
+        ("file", "std-rwlock,pthread-rwlock"),
+        ("mmap", "parking-lot-rwlock,std-mutex"),
+        ("tree", "pthread-mutex,spin-ttas"),
+    ] {
+        let out = run(&[
+            "workload",
+            name,
+            "--locks",
+            locks,
+            "--threads",
+            "1,4",
+            "--secs",
+            "0.05",
+            "--warmup",
+            "0",
+            "--format",
+            "csv",
+        ]);
+        let rows = from_csv(&out).unwrap();
+        assert_eq!(rows.len(), 4, "{name}: {out}");
+        assert!(
+            rows.iter().all(|r| r.kops > 0.0 && r.workload == name),
+            "{out}"
+        );
+        if name == "tree" {
+            assert!(rows[0].events_per_kop.starts_with("fallbacks="), "{out}");
+        }
+    }
+}
+
+#[test]
+fn list_names_every_peer() {
+    let out = run(&["list"]);
+    for l in [
+        "std-mutex",
+        "std-rwlock",
+        "parking-lot-mutex",
+        "parking-lot-fair-mutex",
+        "parking-lot-rwlock",
+        "pthread-mutex",
+        "pthread-mutex-adaptive",
+        "pthread-rwlock",
+        "pthread-rwlock-prefer-writer",
+        "spin-ttas",
+    ] {
+        assert!(out.contains(l), "{l} missing from\n{out}");
+    }
+}
