@@ -123,17 +123,22 @@ pub struct MatrixArgs {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SeedId {
+    #[value(name = "S0")]
     S0,
+    #[value(name = "S1")]
     S1,
+    #[value(name = "S2")]
     S2,
+    #[value(name = "S3")]
     S3,
+    #[value(name = "S4")]
     S4,
 }
 
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct SeedArgs {
     /// Seeds to run (comma-separated) [default: all].
-    #[arg(long, value_delimiter = ',', value_enum)]
+    #[arg(long, value_delimiter = ',', value_enum, ignore_case = true)]
     pub only: Vec<SeedId>,
     /// Thread counts for S4 (the seed's table spans 2..96).
     #[arg(long, default_value = "2,4,8,16,32,64,96", value_parser = parse_threads)]
@@ -522,6 +527,10 @@ mod tests {
         assert!(mx.iter().any(|l| l.name == "spin-ttas"));
         let all = resolve_locks(&["all".into(), "std-mutex".into()]);
         assert_eq!(all.len(), locks::registry().len());
+        let cli = parse(&["seeds", "--only", "S0,s4"]).unwrap();
+        assert!(
+            matches!(cli.cmd, Some(Cmd::Seeds(ref s)) if s.only == vec![SeedId::S0, SeedId::S4])
+        );
         let cli = parse(&["workload", "tree", "--threads", "2"]).unwrap();
         assert!(matches!(cli.cmd, Some(Cmd::Workload(ref w)) if w.name == WorkloadName::Tree));
     }

@@ -3,6 +3,14 @@ use clap::Parser;
 fn main() {
     // Bad arguments: clap prints the usage and the valid values, exit 2.
     let cli = lockbench::cli::Cli::parse();
+    if cfg!(debug_assertions)
+        && !matches!(
+            cli.cmd,
+            Some(lockbench::cli::Cmd::Compare(_) | lockbench::cli::Cmd::List)
+        )
+    {
+        eprintln!("lockbench: warning: this is a debug build; its numbers mean little (use cargo run --release)");
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if let Err(e) = lockbench::cli::execute(cli, &mut out) {

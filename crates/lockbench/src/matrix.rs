@@ -330,7 +330,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
         )?;
         writeln!(
             out,
-            "{:>4}  {:<34} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>20}  {:>7} {:>7} {:>7}",
+            "{:>4}  {:<34} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>25}  {:>7} {:>7} {:>7}",
             "thr",
             "lock",
             "kops/s",
@@ -338,7 +338,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
             "eff",
             "vs-peer",
             "ops/thread min/mean/max",
-            "wait µs p50/p99/p99.9",
+            "wait µs p50/p99/p99.9/max",
             "vcs/kop",
             "ics/kop",
             "cpu ns/op"
@@ -376,7 +376,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
             }
             writeln!(
                 out,
-                "{:>4}  {:<34} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>20}  {:>7.2} {:>7.2} {:>7.0}{}{}",
+                "{:>4}  {:<34} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0}{}{}",
                 c.threads,
                 name,
                 fmt_kops(c.kops),
@@ -388,10 +388,11 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
                     c.thread_ops_min, c.thread_ops_mean, c.thread_ops_max
                 ),
                 format!(
-                    "{}/{}/{}",
+                    "{}/{}/{}/{}",
                     us(c.wait_p50_ns),
                     us(c.wait_p99_ns),
-                    us(c.wait_p999_ns)
+                    us(c.wait_p999_ns),
+                    us(c.wait_max_ns)
                 ),
                 c.vcsw_per_kop,
                 c.ivcsw_per_kop,

@@ -155,3 +155,104 @@ fn list_names_every_peer() {
         assert!(out.contains(l), "{l} missing from\n{out}");
     }
 }
+
+/// kslock's locks run through the same checked loops as the peers.
+#[cfg(feature = "kslock")]
+#[test]
+fn kslock_mutex_matrix_and_tree() {
+    let out = run(&[
+        "matrix",
+        "--locks",
+        "kslock-mutex,kslock-mutex-packed-osq,std-mutex",
+        "--threads",
+        "1,4",
+        "--cs-load",
+        "1,20",
+        "--secs",
+        "0.05",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ]);
+    let r = Report::from_json(&out).unwrap();
+    assert_eq!(r.cells.len(), 12);
+    assert!(r.env.features.contains(&"kslock".to_string()));
+    assert!(r.cells.iter().filter(|c| c.ours).all(|c| c.kops > 0.0));
+    let out = run(&[
+        "workload",
+        "tree",
+        "--locks",
+        "kslock-mutex",
+        "--threads",
+        "4",
+        "--cs-load",
+        "20",
+        "--secs",
+        "0.05",
+        "--warmup",
+        "0",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(from_csv(&out).unwrap().len(), 1);
+}
+
+#[cfg(feature = "kslock-rwsem")]
+#[test]
+fn kslock_rwsem_variants_matrix() {
+    let out = run(&[
+        "matrix",
+        "--locks",
+        "rwlocks",
+        "--threads",
+        "3",
+        "--cs-load",
+        "1",
+        "--read-pct",
+        "50",
+        "--secs",
+        "0.03",
+        "--warmup",
+        "0",
+        "--format",
+        "csv",
+    ]);
+    let rows = from_csv(&out).unwrap();
+    assert!(rows.iter().filter(|r| r.ours).count() >= 7, "{out}");
+    let out = run(&[
+        "workload",
+        "mmap",
+        "--locks",
+        "kslock-rwsem",
+        "--threads",
+        "3",
+        "--secs",
+        "0.05",
+        "--warmup",
+        "0",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(from_csv(&out).unwrap().len(), 1);
+}
+
+#[cfg(feature = "kslock")]
+#[test]
+fn seed_s3_table() {
+    let out = run(&["seeds", "--only", "S3", "--secs", "0.03", "--warmup", "0"]);
+    assert!(out.contains("S3 try_lock vs try_lock_spin"), "{out}");
+    let header = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("kops/s"))
+        .unwrap();
+    assert!(
+        header.contains("try_lock") && header.contains("try_lock_spin"),
+        "{out}"
+    );
+    assert!(out.contains("fallbacks/kop"), "{out}");
+    assert!(
+        out.lines().any(|l| l.trim_start().starts_with("32 thr")),
+        "{out}"
+    );
+}
