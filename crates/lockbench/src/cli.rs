@@ -303,9 +303,11 @@ pub fn default_plan(budget: f64) -> (Vec<Group>, Timing) {
         },
     ];
     let cells: usize = groups.iter().map(Group::cells).sum();
-    // per cell: warm-up + measured + ~20 ms of thread start/join
-    let warmup = 0.15;
-    let secs = (budget / cells.max(1) as f64 - warmup - 0.02).clamp(0.1, 5.0);
+    // per cell: warm-up (a fifth, at most 150 ms) + measured + ~20 ms of
+    // thread start/join
+    let per = budget / cells.max(1) as f64;
+    let warmup = (per * 0.2).min(0.15);
+    let secs = (per - warmup - 0.02).clamp(0.05, 5.0);
     (
         groups,
         Timing {
@@ -570,5 +572,8 @@ mod tests {
         assert!((90.0..=130.0).contains(&est), "estimate {est}");
         assert!(groups.iter().all(|g| !g.locks.is_empty()));
         assert_eq!(groups[1].read_pcts, vec![50, 90]);
+        let (groups, t) = default_plan(20.0);
+        let est = Session::estimate(&groups, &t);
+        assert!((15.0..=25.0).contains(&est), "estimate {est}");
     }
 }
