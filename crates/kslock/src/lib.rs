@@ -18,6 +18,9 @@ mod osq;
 pub mod policy;
 // -- rwsem (issue 3) --
 mod rwsem;
+pub use rwsem::RawRwSem;
+#[cfg(not(kslock_loom))]
+pub use rwsem::{RwSem, RwSemReadGuard, RwSemWith, RwSemWriteGuard};
 // -- end rwsem --
 mod spin;
 mod sync;

@@ -1,1 +1,1321 @@
-//! The kernel rw-semaphore (being written; see issue 3).
+//! The kernel rw-semaphore (kernel-locks.md A): one atomic add to read-lock, one CAS to
+//! write-lock; writers spin through the OSQ while a writer owner runs and for a bounded time on
+//! reader owners; readers steal the lock when that cannot starve a sleeping writer and are
+//! otherwise woken in bulk (up to 256 per wake, also those queued behind writers); the head
+//! waiter reserves the lock (HANDOFF) after [`RwSemPolicy::HANDOFF_NS`] (≈ 4 ms) of waiting.
+//!
+//! # `count` (64 bits)
+//!
+//! | bits | name | meaning | who sets / clears it |
+//! |------|------|---------|----------------------|
+//! | 0 | `WRITER_LOCKED` | a writer holds the lock | set by the writer's CAS (fast path, spinner, `try_write_lock` under the wait_lock); cleared by `write_unlock` / `downgrade` (the holder) |
+//! | 1 | `WAITERS` | the wait list is non-empty (unlock must wake) | set and cleared **only under the wait_lock**, in the same RMW as the list change's count effect |
+//! | 2 | `HANDOFF` | the lock is reserved for the head waiter: no fast-path reader, stealing reader, spinning or non-first writer may take it | set **only under the wait_lock** (a writer past its timeout in `try_write_lock`; `mark_wake` when a writer stole the lock from a head reader past its timeout); cleared only under the wait_lock (the head takes the lock, readers are granted, or the list empties) |
+//! | 3–7 | — | reserved (0) | — |
+//! | 8–62 | readers | reader count, `READER_BIAS` = 1 << 8 | any reader (add/sub), `mark_wake` (adds the biases of granted readers) |
+//! | 63 | `READ_FAIL` | overflow / underflow guard: never set in a valid state | — (a reader that sees it panics) |
+//!
+//! Unlocked = 0. The reader bits do not prove read ownership: a reader whose fast path failed
+//! keeps its bias in `count` ("phantom bias") until it steals the lock or queues; so "writer
+//! bit + reader biases" is a legal transient state, and whoever removes a phantom bias behaves
+//! like a read unlock (wakes when the lock becomes free with waiters) or re-checks the count
+//! after queueing.
+//!
+//! # `owner` (a hint; never proves ownership)
+//!
+//! | bits | meaning | who writes |
+//! |------|---------|------------|
+//! | 0 `OWNER_READER` | READER_OWNED: readers hold (or last held) the lock; the address names the last reader | readers on acquire (only if the word changes), `mark_wake` on a grant, `downgrade` |
+//! | 1 `OWNER_NONSPINNABLE` | a writer spun on these readers past its bound: writers queue at once until readers next drain | set by a spinning writer (CAS, only while still reader-owned); cleared when a reader unlock or an enqueue finds the lock free, or by a writer's owner store |
+//! | 7–63 | the owner's `ThreadRec` address (128-aligned, type-stable) or 0 | a writer stores itself after acquiring and 0 before releasing `count` |
+//!
+//! In user space nothing disables preemption, so `owner` can lag `count` arbitrarily (a writer
+//! preempted between its CAS and its owner store): every spin on a 0 owner is budgeted.
+//!
+//! # Paths
+//!
+//! ```text
+//!  read:  fetch_add(+BIAS) ──no WRITER/WAITERS/HANDOFF/READ_FAIL──> held
+//!            └─> read_contended: [S4 spin] ─> steal (rules below) ─> queue: wait for a grant
+//!  write: CAS 0 -> WRITER_LOCKED ──> held
+//!            └─> write_contended: OSQ spin (writer owner runs / bounded on readers)
+//!                                 ─> queue: try_write_lock ─> [head+HANDOFF: spin] ─> sleep
+//!  unlock: sub ──WAITERS and lock now free (read) / WAITERS (write)──> wake (S0 policy)
+//! ```
+//!
+//! **Reader stealing** (slow path, bias already counted): if the lock is reader-owned, other
+//! readers hold it and no writer holds it, queue — a reader stream that kept the count above
+//! zero would never let a sleeping writer be woken. Otherwise, if neither `WRITER_LOCKED` nor
+//! `HANDOFF` is set, the reader holds the lock (its bias is in); if it is the only reader and
+//! waiters exist it wakes the queued readers to join it.
+//!
+//! **Queueing** re-checks the count in the same RMW that removes the phantom bias and sets
+//! `WAITERS`: a free lock wakes the head, a reader-held lock lets a head reader join. This
+//! closes the window in which an unlocker saw the phantom bias, or did not yet see `WAITERS`.
+//!
+//! **Writer spinning** (seed S2): through the OSQ (one poller per lock), while the owner writer
+//! runs (the [`crate::spin`] oracle), on a 0 owner within the budget, and on a reader-owned lock
+//! for at most `R = cap × (20 + min(readers, 30)) / 50` — the kernel's `(10 + min(readers,30)/2)`
+//! µs with 25 µs scaled to the calibrated spin cap ([`crate::spin_cap_ns`], ≈ 20 µs on the
+//! development VM: 8–20 µs) — and never past the lock's adaptive budget (≤ cap), so the bound
+//! shrinks when reader holds keep outlasting it. When either expires while the lock is still
+//! reader-owned the writer sets `NONSPINNABLE`. With [`ReaderOwnedSpin::Never`] writers stop as
+//! soon as the lock is reader-held.
+//!
+//! **Writer waiting**: the head writer with `HANDOFF` set spins on the owner (first-waiter
+//! spinning, budgeted) and retries as soon as the lock looks free instead of sleeping. A writer
+//! that has not yet reached its handoff timeout sleeps with that timeout as an extra deadline
+//! (user-space addition): when it fires, `try_write_lock` raises `HANDOFF`, so the starvation
+//! bound holds even under a stream of spinning readers (S4 `On`), which never let the count drop
+//! to zero and so never trigger an unlock wakeup.
+//!
+//! **Wakeup** (`mark_wake`, wait_lock held): a head writer is woken (never granted; it re-competes
+//! and a spinner may win). A head reader is granted together with every queued reader (≤ 256,
+//! also those behind writers): pass 1 adds the biases of all of them to `count`, pass 2 unlinks
+//! each, copies its `ThreadRec` into a [`WakeQ`] and publishes the grant with a Release store,
+//! after which the waker never touches the waiter (its frame may vanish at once). The futex
+//! wakes run after the wait_lock is dropped.
+//!
+//! **Unlock wake path** (seed S0, [`RwSemPolicy::WAKE`]):
+//! * `Deferred`: take the wait_lock, `mark_wake`, drop it, wake.
+//! * `TrylockIfSpinner` (2015): while a spinner is queued on the OSQ, the unlocker only
+//!   *trylocks* the wait_lock. The 2015 patch then trusted the spinner to wake later; that lost
+//!   wakeups once handoff existed (why upstream removed it in 2019). kslock keeps the trylock but
+//!   makes it safe: a failed trylock sets `AUX_WAKE_PENDING`, issues a SeqCst fence and trylocks
+//!   once more; every wait_lock holder, after unlocking, fences and runs a pending wake. By the
+//!   fence rules either the second trylock sees the unlock or the holder sees the flag.
+//! * `WakeFlag` (2013): `AUX_WAKING` is set by the unlocker that wakes; an unlocker that finds it
+//!   set returns at once. The waker clears it with an RMW (AcqRel) *after* taking the wait_lock
+//!   and only then reads the queue and count, so every unlocker that skipped is seen.
+//!
+//! **Reader spinning** (seed S4, [`RwSemPolicy::READER_SPIN`]): `Off` (default) — readers never
+//! spin. `Limited` — the reader that wins `AUX_READER_SPINNER` drops its phantom bias and spins
+//! through the OSQ while a writer holds the lock; it joins only if no writer/HANDOFF is set and
+//! it would not join a reader group with waiters (the stealing rule), and then wakes the queued
+//! readers (`mark_wake(ReadOwned)`). `On` — every reader spins like that and joins any lock
+//! without a writer or HANDOFF (pre-v5.11); the writer's handoff timer bounds starvation.
+//!
+//! # Recursive reads
+//!
+//! `read`/`lock_shared` taken by a thread that already holds a read lock **can deadlock**: as
+//! soon as a writer queues, `WAITERS` sends new readers to the slow path, the stealing rule
+//! queues them behind the writer, and the writer waits for the outer read lock. `read_recursive`
+//! (`lock_shared_recursive`) ignores `WAITERS` and `HANDOFF` and waits only while
+//! `WRITER_LOCKED` is set. `WRITER_LOCKED` can only be set while no reader bias is counted, so a
+//! recursive read **never blocks while the calling thread holds a read lock on the same
+//! RwSem** (plain or recursive, also one obtained by `downgrade`). It overtakes queued writers,
+//! so use it only for nesting; without an outer read lock it is a reader that ignores fairness.
+//!
+//! # Memory orderings
+//!
+//! * Acquire: the read fast-path add, the write CASes, the queue-path fresh `count` load, the
+//!   `mark_wake` head-bias add; each pairs with the Release of the unlock RMW (`read_unlock`
+//!   sub, `write_unlock` sub, `downgrade` add) that it reads from or follows in `count`'s RMW
+//!   chain.
+//! * A reader grant (`Waiter::state = GRANTED`, Release) pairs with the waiter's Acquire load;
+//!   the waker read `count` with Acquire first, so the previous writer's data is visible.
+//! * `WAITERS` is set with Relaxed RMWs: `count`'s modification order alone decides whether an
+//!   unlock RMW sees it or the enqueuer's subsequent count read sees the unlock.
+//! * `owner` is Relaxed everywhere: a hint re-checked against `count`.
+//! * S0 flags: see above (AcqRel RMWs for `WakeFlag`, SeqCst fences for `TrylockIfSpinner`).
+//!
+//! # Misuse
+//!
+//! `read_unlock` with no reader counted, `write_unlock` / `downgrade` without the writer bit:
+//! the unlock RMW's old value shows it, so these checks are free and always on (the count is
+//! restored before the panic). `write_unlock` / `downgrade` by a thread other than the owner
+//! panics in debug builds and with feature `debug-locks` (it needs the thread record).
+
+use core::marker::PhantomData;
+
+use crate::osq::Osq;
+use crate::policy::{DefaultPolicy, ReaderOwnedSpin, ReaderSpin, RwSemPolicy, WakePolicy};
+use crate::spin::{Spin, SpinStats, Stop};
+use crate::sync::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use crate::sys::{self, Deadline};
+use crate::thread::{current, ThreadRec};
+use crate::wait::{Kind, WaitList, WaitLock, WakeQ, Waiter};
+
+/// The `count` word's type.
+type State = u64;
+
+/// A writer holds the lock.
+const WRITER_LOCKED: State = 1 << 0;
+/// The wait list is non-empty (wait_lock held to change).
+const WAITERS: State = 1 << 1;
+/// The lock is reserved for the head waiter (wait_lock held to change).
+const HANDOFF: State = 1 << 2;
+/// Reader count position.
+const READER_SHIFT: u32 = 8;
+/// One reader.
+const READER_BIAS: State = 1 << READER_SHIFT;
+/// Overflow/underflow guard: set only in a corrupted state.
+const READ_FAIL: State = 1 << 63;
+/// All reader-count bits.
+const READER_MASK: State = !(READER_BIAS - 1) & !READ_FAIL;
+/// Anybody (writer or readers, phantom biases included) holds the lock.
+const LOCK_MASK: State = WRITER_LOCKED | READER_MASK;
+/// Any of these sends a fast-path reader to the slow path.
+const READ_FAILED_MASK: State = WRITER_LOCKED | WAITERS | HANDOFF | READ_FAIL;
+
+/// `owner`: readers own (or last owned) the lock.
+const OWNER_READER: usize = 1 << 0;
+/// `owner`: writers must not spin until readers drain.
+const OWNER_NONSPINNABLE: usize = 1 << 1;
+/// `owner`: the flag bits.
+const OWNER_FLAGS: usize = OWNER_READER | OWNER_NONSPINNABLE;
+
+/// `aux` (S0 `WakeFlag`): an unlocker is waking; others may return at once.
+const AUX_WAKING: u32 = 1 << 0;
+/// `aux` (S0 `TrylockIfSpinner`): an unlocker failed to trylock the wait_lock; its holder must
+/// wake on its behalf after unlocking.
+const AUX_WAKE_PENDING: u32 = 1 << 1;
+/// `aux` (S4 `Limited`): a representative reader is spinning.
+const AUX_READER_SPINNER: u32 = 1 << 2;
+
+/// `Waiter::state` of a reader: still waiting.
+const GRANT_WAITING: u32 = 0;
+/// `Waiter::state` of a reader: the lock is held on its behalf (published with Release).
+const GRANT_GRANTED: u32 = 1;
+
+/// Readers granted per wake (the kernel's `MAX_READERS_WAKEUP`).
+const MAX_READERS_WAKEUP: usize = 256;
+/// Wake list capacity: one reader batch (a writer wake is a single entry).
+const WAKE_Q: usize = MAX_READERS_WAKEUP + 1;
+
+/// Whether a waiting writer arms its handoff timeout as an extra sleep deadline. Off under
+/// loom, whose clock is frozen and whose timed waits time out at once (the timer would only
+/// make every model sleep a busy loop).
+const HANDOFF_TIMER: bool = !cfg!(kslock_loom);
+
+/// Owner checks that need the thread record.
+const DEBUG_LOCKS: bool = cfg!(any(debug_assertions, feature = "debug-locks"));
+
+type Wq = WakeQ<WAKE_Q>;
+
+/// What `mark_wake` may do (the kernel's wake types).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WakeType {
+    /// The lock is (or was just) free: wake a head writer or grant the readers.
+    Any,
+    /// Readers hold the lock, the caller does not: only let head readers join.
+    Readers,
+    /// The caller holds a read lock (downgrade, stealing/spinning reader): grant head readers
+    /// without the trial bias.
+    ReadOwned,
+}
+
+/// Result of a reader's optimistic spin attempt.
+enum ReaderSpinResult {
+    /// Did not spin; the phantom bias is still counted.
+    Skipped,
+    /// Holds the read lock.
+    Acquired,
+    /// Spun and failed; the bias was dropped.
+    Failed,
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn misuse(what: &str) -> ! {
+    panic!("kslock: RwSem {what}")
+}
+
+/// The record an owner word names.
+///
+/// # Safety
+/// `o & !OWNER_FLAGS` is 0-free and came from [`ThreadRec::as_owner`].
+#[inline]
+unsafe fn owner_rec(o: usize) -> &'static ThreadRec {
+    // SAFETY: owner words hold only `ThreadRec::as_owner` addresses (type-stable records that
+    // are never freed), per the caller contract.
+    unsafe { &*((o & !OWNER_FLAGS) as *const ThreadRec) }
+}
+
+/// The kernel rw-semaphore. All-zero is unlocked; see the module doc for the state tables.
+///
+/// `P` picks the seed policies ([`crate::policy`]); the default costs nothing on the fast path.
+#[repr(C)]
+pub struct RawRwSem<P: RwSemPolicy = DefaultPolicy> {
+    /// Writer bit, waiters, handoff, reader count (module doc table).
+    count: AtomicU64,
+    /// Owner hint: `ThreadRec` address | `OWNER_READER` | `OWNER_NONSPINNABLE`.
+    owner: AtomicUsize,
+    /// The FIFO of sleeping waiters (guarded by `wait_lock`).
+    wait_list: WaitList,
+    /// Writers' (and S4 readers') spinner queue.
+    osq: Osq,
+    /// Guards `wait_list`, `WAITERS`, `HANDOFF`.
+    wait_lock: WaitLock,
+    /// The adaptive spin budget of this lock.
+    stats: SpinStats,
+    /// Policy flags: `AUX_WAKING`, `AUX_WAKE_PENDING`, `AUX_READER_SPINNER`.
+    aux: AtomicU32,
+    _policy: PhantomData<fn() -> P>,
+}
+
+#[cfg(not(kslock_loom))]
+const _: () = assert!(core::mem::size_of::<RawRwSem>() <= 56);
+
+impl<P: RwSemPolicy> core::fmt::Debug for RawRwSem<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let c = self.count.load(Relaxed);
+        f.debug_struct("RawRwSem")
+            .field("writer", &(c & WRITER_LOCKED != 0))
+            .field("readers", &((c & READER_MASK) >> READER_SHIFT))
+            .field("waiters", &(c & WAITERS != 0))
+            .field("handoff", &(c & HANDOFF != 0))
+            .finish()
+    }
+}
+
+impl<P: RwSemPolicy> Default for RawRwSem<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: RwSemPolicy> RawRwSem<P> {
+    /// An unlocked rw-semaphore (all-zero).
+    #[cfg(not(kslock_loom))]
+    pub const fn new() -> Self {
+        RawRwSem {
+            count: AtomicU64::new(0),
+            owner: AtomicUsize::new(0),
+            wait_list: WaitList::new(),
+            osq: Osq::new(),
+            wait_lock: WaitLock::new(),
+            stats: SpinStats::new(),
+            aux: AtomicU32::new(0),
+            _policy: PhantomData,
+        }
+    }
+
+    /// An unlocked rw-semaphore (loom build: atomics have no `const fn new`).
+    #[cfg(kslock_loom)]
+    pub fn new() -> Self {
+        RawRwSem {
+            count: AtomicU64::new(0),
+            owner: AtomicUsize::new(0),
+            wait_list: WaitList::new(),
+            osq: Osq::new(),
+            wait_lock: WaitLock::new(),
+            stats: SpinStats::new(),
+            aux: AtomicU32::new(0),
+            _policy: PhantomData,
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Read side
+    // ---------------------------------------------------------------------------------------
+
+    /// Acquires a read lock, sleeping if needed (`down_read`).
+    #[inline]
+    pub fn read(&self) {
+        let c = self
+            .count
+            .fetch_add(READER_BIAS, Acquire)
+            .wrapping_add(READER_BIAS);
+        if c & READ_FAILED_MASK == 0 {
+            self.set_reader_owned(current());
+            return;
+        }
+        self.read_contended(c, None);
+    }
+
+    /// Takes a read lock only if no writer holds it and nobody waits (`down_read_trylock`).
+    /// Never spins or sleeps.
+    #[inline]
+    pub fn try_read(&self) -> bool {
+        self.try_read_unless(READ_FAILED_MASK)
+    }
+
+    /// Acquires a read lock, giving up at `timeout` from now. Returns whether it is held.
+    pub fn try_read_for(&self, timeout: std::time::Duration) -> bool {
+        self.read_timed(sys::deadline_after(timeout))
+    }
+
+    /// Acquires a read lock, giving up at `deadline`. Returns whether it is held.
+    pub fn try_read_until(&self, deadline: std::time::Instant) -> bool {
+        self.read_timed(sys::deadline_from_instant(deadline))
+    }
+
+    /// Acquires a read lock that cannot deadlock against an outer read lock held by this thread
+    /// (module doc, "Recursive reads"): waits only while a writer holds the lock.
+    #[inline]
+    pub fn read_recursive(&self) {
+        let c = self
+            .count
+            .fetch_add(READER_BIAS, Acquire)
+            .wrapping_add(READER_BIAS);
+        if c & (WRITER_LOCKED | READ_FAIL) == 0 {
+            self.set_reader_owned(current());
+            return;
+        }
+        self.read_contended(c, None);
+    }
+
+    /// `try_read` for nesting: fails only while a writer holds the lock.
+    #[inline]
+    pub fn try_read_recursive(&self) -> bool {
+        self.try_read_unless(WRITER_LOCKED | READ_FAIL)
+    }
+
+    /// Releases a read lock (`up_read`).
+    ///
+    /// # Safety
+    /// The calling thread (or the thread it took the lock over from) holds a read lock.
+    /// Unlocking a lock with no reader counted is detected and panics.
+    #[inline]
+    pub unsafe fn read_unlock(&self) {
+        let old = self.count.fetch_sub(READER_BIAS, Release);
+        if old & READER_MASK == 0 {
+            self.count.fetch_add(READER_BIAS, Relaxed);
+            misuse("read_unlock of a lock that is not read-locked");
+        }
+        self.after_reader_release(old.wrapping_sub(READER_BIAS));
+    }
+
+    #[inline]
+    fn try_read_unless(&self, fail: State) -> bool {
+        let mut c = self.count.load(Relaxed);
+        // A CAS loop, not a spin: it retries only when `count` changed under it.
+        while c & fail == 0 {
+            match self
+                .count
+                .compare_exchange_weak(c, c + READER_BIAS, Acquire, Relaxed)
+            {
+                Ok(_) => {
+                    self.set_reader_owned(current());
+                    return true;
+                }
+                Err(x) => c = x,
+            }
+        }
+        false
+    }
+
+    fn read_timed(&self, deadline: u64) -> bool {
+        let c = self
+            .count
+            .fetch_add(READER_BIAS, Acquire)
+            .wrapping_add(READER_BIAS);
+        if c & READ_FAILED_MASK == 0 {
+            self.set_reader_owned(current());
+            return true;
+        }
+        self.read_contended(c, Some(deadline))
+    }
+
+    /// A reader bias was removed and `c` is the new count: wake if that freed a lock with
+    /// waiters (also used for phantom biases, which may have hidden the release from others).
+    #[inline]
+    fn after_reader_release(&self, c: State) {
+        if c & (LOCK_MASK | WAITERS) == WAITERS {
+            self.clear_nonspinnable();
+            self.wake();
+        }
+    }
+
+    /// Removes this thread's (phantom) reader bias with read-unlock semantics.
+    fn drop_reader_bias(&self) {
+        let c = self
+            .count
+            .fetch_sub(READER_BIAS, Release)
+            .wrapping_sub(READER_BIAS);
+        self.after_reader_release(c);
+    }
+
+    /// `owner = me | READER_OWNED` keeping NONSPINNABLE; written only if it changes.
+    #[inline]
+    fn set_reader_owned(&self, me: &'static ThreadRec) {
+        let o = self.owner.load(Relaxed);
+        let n = me.as_owner() | OWNER_READER | (o & OWNER_NONSPINNABLE);
+        if o != n {
+            self.owner.store(n, Relaxed);
+        }
+    }
+
+    #[inline]
+    fn clear_nonspinnable(&self) {
+        if self.owner.load(Relaxed) & OWNER_NONSPINNABLE != 0 {
+            self.owner.fetch_and(!OWNER_NONSPINNABLE, Relaxed);
+        }
+    }
+
+    /// The reader slow path; `c` is the count after this reader's bias was added. Returns
+    /// whether the lock is held (false only when `deadline` passed).
+    #[cold]
+    #[inline(never)]
+    fn read_contended(&self, c: State, deadline: Deadline) -> bool {
+        let me = current();
+        if c & READ_FAIL != 0 {
+            self.count.fetch_sub(READER_BIAS, Relaxed);
+            misuse("count corrupted (reader overflow, or an unlock of a lock not held)");
+        }
+        let mut has_bias = true;
+        if P::READER_SPIN != ReaderSpin::Off {
+            match self.reader_try_spin(me, c) {
+                ReaderSpinResult::Acquired => return true,
+                ReaderSpinResult::Failed => has_bias = false,
+                ReaderSpinResult::Skipped => {}
+            }
+        }
+        if has_bias {
+            let readers = (c & READER_MASK) >> READER_SHIFT;
+            let o = self.owner.load(Relaxed);
+            // Stealing rule: never join a reader group while others wait (see module doc).
+            let busy_readers = o & OWNER_READER != 0 && readers > 1 && c & WRITER_LOCKED == 0;
+            if !busy_readers && c & (WRITER_LOCKED | HANDOFF) == 0 {
+                // Our bias is counted and no writer can hold or claim the lock: we hold it.
+                self.set_reader_owned(me);
+                if readers == 1 && c & WAITERS != 0 {
+                    self.wake_readers_owned(me);
+                }
+                return true;
+            }
+        }
+        self.read_queue(me, has_bias, deadline)
+    }
+
+    /// Queues a reader and waits for its grant.
+    fn read_queue(&self, me: &'static ThreadRec, has_bias: bool, deadline: Deadline) -> bool {
+        let mut w = Waiter::new(me, Kind::Read, GRANT_WAITING);
+        w.timeout_ns = sys::now_ns().saturating_add(P::HANDOFF_NS);
+        let w = w;
+        let mut wq = Wq::new();
+        self.wait_lock.lock(me, &self.stats);
+        let mut adj: State = if has_bias {
+            READER_BIAS.wrapping_neg()
+        } else {
+            0
+        };
+        if self.wait_list.is_empty() {
+            // No waiters means no WAITERS/HANDOFF; if no writer holds it now, our counted
+            // bias is a read lock. Acquire pairs with the last writer's Release.
+            if has_bias && self.count.load(Acquire) & WRITER_LOCKED == 0 {
+                self.set_reader_owned(me);
+                self.wait_unlock(&mut wq);
+                return true;
+            }
+            adj = adj.wrapping_add(WAITERS);
+        }
+        // SAFETY: wait_lock held; `w` stays at this address until it is unlinked under the
+        // wait_lock (by a granting waker or by our own cancellation below).
+        let first = unsafe { self.wait_list.push_back(&w) };
+        // The re-check: one RMW removes our phantom bias (and sets WAITERS), and its result
+        // says whether an unlocker may have missed us.
+        let c = self.count.fetch_add(adj, AcqRel).wrapping_add(adj);
+        if c & LOCK_MASK == 0 {
+            self.clear_nonspinnable();
+            // SAFETY: wait_lock held.
+            unsafe { self.mark_wake(WakeType::Any, &mut wq) };
+        } else if c & WRITER_LOCKED == 0 && first {
+            // SAFETY: wait_lock held.
+            unsafe { self.mark_wake(WakeType::Readers, &mut wq) };
+        }
+        self.wait_unlock(&mut wq);
+
+        loop {
+            // Acquire pairs with the grant's Release store in `mark_wake`.
+            if w.state.load(Acquire) == GRANT_GRANTED {
+                return true;
+            }
+            if me.park(deadline).is_err() {
+                self.wait_lock.lock(me, &self.stats);
+                if w.state.load(Acquire) == GRANT_GRANTED {
+                    self.wait_unlock(&mut wq);
+                    return true;
+                }
+                // SAFETY: wait_lock held; not granted, so still linked.
+                unsafe { self.cancel_waiter(&w, &mut wq) };
+                self.wait_unlock(&mut wq);
+                return false;
+            }
+        }
+    }
+
+    /// A stealing / spinning reader (or downgrade) holds a read lock and waiters exist: let
+    /// queued readers join.
+    fn wake_readers_owned(&self, me: &'static ThreadRec) {
+        let mut wq = Wq::new();
+        self.wait_lock.lock(me, &self.stats);
+        // SAFETY: wait_lock held.
+        unsafe { self.mark_wake(WakeType::ReadOwned, &mut wq) };
+        self.wait_unlock(&mut wq);
+    }
+
+    /// Seed S4: a reader's optimistic spin on a writer owner.
+    fn reader_try_spin(&self, me: &'static ThreadRec, c: State) -> ReaderSpinResult {
+        if c & HANDOFF != 0 || self.owner.load(Relaxed) & OWNER_NONSPINNABLE != 0 {
+            return ReaderSpinResult::Skipped;
+        }
+        let limited = P::READER_SPIN == ReaderSpin::Limited;
+        if limited
+            && (c & WRITER_LOCKED == 0
+                || self.aux.fetch_or(AUX_READER_SPINNER, Acquire) & AUX_READER_SPINNER != 0)
+        {
+            return ReaderSpinResult::Skipped;
+        }
+        // A spinner keeps no phantom bias (it would hide the writer's release from unlockers).
+        self.drop_reader_bias();
+        let got = self.reader_optimistic_spin(me);
+        if limited {
+            self.aux.fetch_and(!AUX_READER_SPINNER, Release);
+        }
+        if !got {
+            return ReaderSpinResult::Failed;
+        }
+        if self.count.load(Relaxed) & WAITERS != 0 {
+            self.wake_readers_owned(me);
+        }
+        ReaderSpinResult::Acquired
+    }
+
+    #[inline(never)]
+    fn reader_optimistic_spin(&self, me: &'static ThreadRec) -> bool {
+        let mut spin = Spin::new(&self.stats, me);
+        if !self.osq.lock(me, P::OSQ_LAYOUT, &mut spin) {
+            return false;
+        }
+        let res = loop {
+            let c = self.count.load(Relaxed);
+            let o = self.owner.load(Relaxed);
+            if o & OWNER_NONSPINNABLE != 0 || c & HANDOFF != 0 {
+                break Err(Stop::OwnerNotRunning);
+            }
+            if c & WRITER_LOCKED == 0 {
+                if P::READER_SPIN == ReaderSpin::Limited
+                    && c & WAITERS != 0
+                    && c & READER_MASK != 0
+                {
+                    // The stealing rule: don't extend a reader group while others wait.
+                    break Err(Stop::OwnerNotRunning);
+                }
+                let old = self.count.fetch_add(READER_BIAS, Acquire);
+                if old & (WRITER_LOCKED | HANDOFF | READ_FAIL) == 0 {
+                    self.set_reader_owned(me);
+                    break Ok(());
+                }
+                self.drop_reader_bias();
+            }
+            let r = if c & WRITER_LOCKED != 0 && o != 0 && o & OWNER_READER == 0 {
+                // SAFETY: a non-zero owner without the reader flag is a writer's record.
+                spin.step_on(unsafe { owner_rec(o) })
+            } else {
+                spin.step()
+            };
+            if let Err(e) = r {
+                break Err(e);
+            }
+        };
+        self.osq.unlock(me, P::OSQ_LAYOUT);
+        match res {
+            Ok(()) => {
+                spin.succeeded();
+                true
+            }
+            Err(e) => {
+                spin.failed(e);
+                false
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Write side
+    // ---------------------------------------------------------------------------------------
+
+    /// Acquires the write lock, spinning or sleeping if needed (`down_write`).
+    #[inline]
+    pub fn write(&self) {
+        if self
+            .count
+            .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
+            .is_ok()
+        {
+            self.owner.store(current().as_owner(), Relaxed);
+            return;
+        }
+        self.write_contended(None);
+    }
+
+    /// Takes the write lock only if the lock is entirely free (no holder, no waiter).
+    #[inline]
+    pub fn try_write(&self) -> bool {
+        if self
+            .count
+            .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
+            .is_ok()
+        {
+            self.owner.store(current().as_owner(), Relaxed);
+            return true;
+        }
+        false
+    }
+
+    /// Seed S3 for the write side: like [`try_write`](Self::try_write), but when the lock is
+    /// held it spins (through the OSQ, under the same rules as a writer's optimistic spin)
+    /// while that can pay before failing. Never sleeps.
+    pub fn try_write_spin(&self) -> bool {
+        if self.try_write() {
+            return true;
+        }
+        let me = current();
+        self.write_can_spin() && self.write_optimistic_spin(me)
+    }
+
+    /// Acquires the write lock, giving up at `timeout` from now.
+    pub fn try_write_for(&self, timeout: std::time::Duration) -> bool {
+        self.try_write() || self.write_contended(Some(sys::deadline_after(timeout)))
+    }
+
+    /// Acquires the write lock, giving up at `deadline`.
+    pub fn try_write_until(&self, deadline: std::time::Instant) -> bool {
+        self.try_write() || self.write_contended(Some(sys::deadline_from_instant(deadline)))
+    }
+
+    /// Releases the write lock (`up_write`).
+    ///
+    /// # Safety
+    /// The calling thread holds the write lock. Unlocking a lock that is not write-locked is
+    /// detected and panics; unlocking another thread's write lock panics in debug builds and
+    /// with feature `debug-locks`.
+    #[inline]
+    pub unsafe fn write_unlock(&self) {
+        if DEBUG_LOCKS {
+            self.check_write_owner("write_unlock");
+        }
+        self.owner.store(0, Relaxed);
+        let old = self.count.fetch_sub(WRITER_LOCKED, Release);
+        if old & WRITER_LOCKED == 0 {
+            self.count.fetch_add(WRITER_LOCKED, Relaxed);
+            misuse("write_unlock of a lock that is not write-locked");
+        }
+        if old & WAITERS != 0 {
+            self.wake();
+        }
+    }
+
+    /// Turns the write lock into a read lock without letting a writer in between, and lets
+    /// queued readers join (`downgrade_write`).
+    ///
+    /// # Safety
+    /// The calling thread holds the write lock (checked as in [`write_unlock`](Self::write_unlock)).
+    pub unsafe fn downgrade(&self) {
+        let me = current();
+        if DEBUG_LOCKS {
+            self.check_write_owner("downgrade");
+        }
+        let old = self
+            .count
+            .fetch_add(READER_BIAS.wrapping_sub(WRITER_LOCKED), Release);
+        if old & WRITER_LOCKED == 0 {
+            self.count
+                .fetch_sub(READER_BIAS.wrapping_sub(WRITER_LOCKED), Relaxed);
+            misuse("downgrade of a lock that is not write-locked");
+        }
+        self.owner.store(me.as_owner() | OWNER_READER, Relaxed);
+        if old & WAITERS != 0 {
+            self.wake_readers_owned(me);
+        }
+    }
+
+    /// Is the lock held (or being taken) by anybody? A snapshot.
+    pub fn is_locked(&self) -> bool {
+        self.count.load(Relaxed) & LOCK_MASK != 0
+    }
+
+    /// Is the lock write-locked? A snapshot.
+    pub fn is_write_locked(&self) -> bool {
+        self.count.load(Relaxed) & WRITER_LOCKED != 0
+    }
+
+    /// Are threads queued? A snapshot.
+    pub fn has_waiters(&self) -> bool {
+        self.count.load(Relaxed) & WAITERS != 0
+    }
+
+    fn check_write_owner(&self, what: &str) {
+        let o = self.owner.load(Relaxed);
+        if self.count.load(Relaxed) & WRITER_LOCKED == 0 {
+            return; // reported by the caller's count check, which is always on
+        }
+        if o & OWNER_READER != 0 || o & !OWNER_FLAGS != current().as_owner() {
+            misuse(&format!(
+                "{what} by a thread that does not hold the write lock"
+            ));
+        }
+    }
+
+    /// Might spinning pay? (kernel `can_spin`: not NONSPINNABLE; reader-owned only with
+    /// `Bounded`; a writer owner that is not asleep.)
+    fn write_can_spin(&self) -> bool {
+        let o = self.owner.load(Relaxed);
+        if o & OWNER_NONSPINNABLE != 0 {
+            return false;
+        }
+        if o & OWNER_READER != 0 {
+            return P::READER_OWNED_SPIN == ReaderOwnedSpin::Bounded;
+        }
+        // SAFETY: a non-zero owner without the reader flag is a writer's record.
+        o == 0 || !unsafe { owner_rec(o) }.is_parked()
+    }
+
+    /// Seed S2's reader bound R, ns (module doc).
+    fn reader_spin_bound_ns(c: State) -> u64 {
+        let readers = ((c & READER_MASK) >> READER_SHIFT).min(30);
+        crate::spin::spin_cap_ns() as u64 * (20 + readers) / 50
+    }
+
+    /// Marks the lock NONSPINNABLE if it is still reader-owned as seen (`o`).
+    fn set_nonspinnable(&self, o: usize) {
+        if o & OWNER_READER != 0 && o & OWNER_NONSPINNABLE == 0 {
+            let _ = self
+                .owner
+                .compare_exchange(o, o | OWNER_NONSPINNABLE, Relaxed, Relaxed);
+        }
+    }
+
+    /// The writer's optimistic spin (kernel-locks.md A.4 1). `true`: the write lock is held.
+    #[inline(never)]
+    fn write_optimistic_spin(&self, me: &'static ThreadRec) -> bool {
+        let mut spin = Spin::new(&self.stats, me);
+        if !self.osq.lock(me, P::OSQ_LAYOUT, &mut spin) {
+            return false;
+        }
+        let mut reader_deadline: Option<u64> = None;
+        let mut reader_steps = 0u32;
+        let res = loop {
+            let c = self.count.load(Relaxed);
+            if c & (LOCK_MASK | HANDOFF) == 0 {
+                // Steal (WAITERS kept: spinners overtake sleepers until HANDOFF).
+                if self
+                    .count
+                    .compare_exchange(c, c | WRITER_LOCKED, Acquire, Relaxed)
+                    .is_ok()
+                {
+                    self.owner.store(me.as_owner(), Relaxed);
+                    break Ok(());
+                }
+            } else if c & HANDOFF != 0 {
+                break Err(Stop::OwnerNotRunning); // reserved for the head waiter
+            }
+            let o = self.owner.load(Relaxed);
+            if o & OWNER_NONSPINNABLE != 0 {
+                break Err(Stop::OwnerNotRunning);
+            }
+            let r = if c & WRITER_LOCKED != 0 {
+                reader_deadline = None;
+                if o != 0 && o & OWNER_READER == 0 {
+                    // SAFETY: a non-zero owner without the reader flag is a writer's record.
+                    spin.step_on(unsafe { owner_rec(o) })
+                } else {
+                    spin.step() // owner not yet published: budgeted
+                }
+            } else if c & READER_MASK != 0 {
+                if P::READER_OWNED_SPIN == ReaderOwnedSpin::Never {
+                    break Err(Stop::OwnerNotRunning);
+                }
+                let dl = *reader_deadline
+                    .get_or_insert_with(|| sys::now_ns() + Self::reader_spin_bound_ns(c));
+                reader_steps += 1;
+                let r = if reader_steps % 16 == 0 && sys::now_ns() > dl {
+                    Err(Stop::Budget)
+                } else {
+                    spin.step()
+                };
+                if r.is_err() {
+                    self.set_nonspinnable(o);
+                }
+                r
+            } else {
+                spin.step() // the steal CAS lost a race
+            };
+            if let Err(e) = r {
+                break Err(e);
+            }
+        };
+        self.osq.unlock(me, P::OSQ_LAYOUT);
+        match res {
+            Ok(()) => {
+                spin.succeeded();
+                true
+            }
+            Err(e) => {
+                spin.failed(e);
+                false
+            }
+        }
+    }
+
+    /// The writer slow path. Returns whether the lock is held (false only past `deadline`).
+    #[cold]
+    #[inline(never)]
+    fn write_contended(&self, deadline: Deadline) -> bool {
+        let me = current();
+        if self.write_can_spin() && self.write_optimistic_spin(me) {
+            return true;
+        }
+        let mut w = Waiter::new(me, Kind::Write, 0);
+        w.timeout_ns = sys::now_ns().saturating_add(P::HANDOFF_NS);
+        let w = w;
+        let mut wq = Wq::new();
+        self.wait_lock.lock(me, &self.stats);
+        // SAFETY: wait_lock held; `w` stays here until it unlinks itself under the wait_lock.
+        if unsafe { self.wait_list.push_back(&w) } {
+            // Relaxed: count's RMW order alone decides who sees whom (module doc).
+            self.count.fetch_or(WAITERS, Relaxed);
+        } else {
+            // Let head readers join readers, or wake the head if the lock is free.
+            let c = self.count.load(Relaxed);
+            if c & WRITER_LOCKED == 0 {
+                let wt = if c & READER_MASK != 0 {
+                    WakeType::Readers
+                } else {
+                    self.clear_nonspinnable();
+                    WakeType::Any
+                };
+                // SAFETY: wait_lock held.
+                if unsafe { self.mark_wake(wt, &mut wq) } {
+                    self.wait_unlock(&mut wq);
+                    self.wait_lock.lock(me, &self.stats);
+                }
+            }
+        }
+        loop {
+            // wait_lock held here.
+            // SAFETY: wait_lock held; `w` is linked.
+            let handoff = match unsafe { self.try_write_lock(&w, me) } {
+                Ok(()) => {
+                    self.wait_unlock(&mut wq);
+                    return true;
+                }
+                Err(handoff) => handoff,
+            };
+            self.wait_unlock(&mut wq);
+            if !(handoff && self.first_waiter_spin(me)) {
+                let timer = if HANDOFF_TIMER && !handoff && sys::now_ns() < w.timeout_ns {
+                    Some(w.timeout_ns)
+                } else {
+                    None
+                };
+                let (park_until, is_user) = match (deadline, timer) {
+                    (Some(d), Some(t)) if t < d => (Some(t), false),
+                    (Some(d), _) => (Some(d), true),
+                    (None, t) => (t, false),
+                };
+                if me.park(park_until).is_err() && is_user {
+                    self.wait_lock.lock(me, &self.stats);
+                    // SAFETY: wait_lock held; a writer is only unlinked by itself.
+                    unsafe { self.cancel_waiter(&w, &mut wq) };
+                    self.wait_unlock(&mut wq);
+                    return false;
+                }
+            }
+            self.wait_lock.lock(me, &self.stats);
+        }
+    }
+
+    /// `try_write_lock` (kernel-locks.md A.4 4) for the queued writer `w`. `Err(true)`: `w`
+    /// is the head and HANDOFF is set (it should spin on the owner).
+    ///
+    /// # Safety
+    /// The wait_lock is held and `w` is linked.
+    unsafe fn try_write_lock(&self, w: &Waiter, me: &'static ThreadRec) -> Result<(), bool> {
+        let first = self.wait_list.is_first(w);
+        let mut n = 0;
+        // SAFETY: wait_lock held.
+        unsafe {
+            self.wait_list.for_each(|_| {
+                n += 1;
+                n < 2
+            })
+        };
+        let only = n == 1;
+        let mut c = self.count.load(Relaxed);
+        loop {
+            let handoff = c & HANDOFF != 0;
+            if handoff && !first {
+                return Err(false); // reserved for the head
+            }
+            let new = if c & LOCK_MASK != 0 {
+                if handoff {
+                    w.set_handoff(true); // inherited or ours
+                    return Err(true);
+                }
+                if sys::now_ns() < w.timeout_ns {
+                    return Err(false);
+                }
+                c | HANDOFF
+            } else {
+                let mut new = (c | WRITER_LOCKED) & !HANDOFF;
+                if only {
+                    new &= !WAITERS;
+                }
+                new
+            };
+            match self.count.compare_exchange(c, new, Acquire, Relaxed) {
+                Ok(_) => {
+                    if new & HANDOFF != 0 {
+                        let head = self.wait_list.first();
+                        // SAFETY: non-empty (w is linked); linked waiters are alive.
+                        unsafe { (*head).set_handoff(true) };
+                        return Err(w.handoff_set());
+                    }
+                    // SAFETY: wait_lock held, `w` linked.
+                    unsafe { self.wait_list.remove(w) };
+                    self.owner.store(me.as_owner(), Relaxed);
+                    return Ok(());
+                }
+                Err(x) => c = x,
+            }
+        }
+    }
+
+    /// First-waiter spinning: the head writer holding the HANDOFF reservation spins on the
+    /// owner instead of sleeping. `true`: the lock looks free, retry at once.
+    fn first_waiter_spin(&self, me: &'static ThreadRec) -> bool {
+        let mut spin = Spin::new(&self.stats, me);
+        loop {
+            let c = self.count.load(Relaxed);
+            if c & LOCK_MASK == 0 {
+                return true;
+            }
+            let o = self.owner.load(Relaxed);
+            let r = if c & WRITER_LOCKED != 0 && o != 0 && o & OWNER_READER == 0 {
+                // SAFETY: a non-zero owner without the reader flag is a writer's record.
+                spin.step_on(unsafe { owner_rec(o) })
+            } else if c & WRITER_LOCKED == 0
+                && (P::READER_OWNED_SPIN == ReaderOwnedSpin::Never
+                    || o & OWNER_NONSPINNABLE != 0)
+            {
+                return false;
+            } else {
+                spin.step()
+            };
+            if r.is_err() {
+                // Not fed into the lock's statistics: the head's spin is not an OSQ spin.
+                return false;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Waking
+    // ---------------------------------------------------------------------------------------
+
+    /// Takes a waiter out after its deadline passed (wait_lock held): if it was the head, the
+    /// new head may proceed (or inherits HANDOFF); if the list empties, WAITERS and HANDOFF go.
+    ///
+    /// # Safety
+    /// The wait_lock is held and `w` is linked.
+    unsafe fn cancel_waiter(&self, w: &Waiter, wq: &mut Wq) {
+        let was_first = self.wait_list.is_first(w);
+        // SAFETY: caller contract.
+        if unsafe { self.wait_list.remove(w) } {
+            self.count.fetch_and(!(WAITERS | HANDOFF), Relaxed);
+        } else if was_first {
+            // SAFETY: wait_lock held.
+            unsafe { self.mark_wake(WakeType::Any, wq) };
+        }
+    }
+
+    /// The unlock slow path (`rwsem_wake`), through the S0 policy.
+    #[cold]
+    #[inline(never)]
+    fn wake(&self) {
+        let me = current();
+        match P::WAKE {
+            WakePolicy::Deferred => self.wait_lock.lock(me, &self.stats),
+            WakePolicy::WakeFlag => {
+                // AcqRel: our count update travels to the waker through this RMW chain.
+                if self.aux.fetch_or(AUX_WAKING, AcqRel) & AUX_WAKING != 0 {
+                    return; // the flag holder clears it after taking the wait_lock, then looks
+                }
+                self.wait_lock.lock(me, &self.stats);
+                // Clear *before* reading the queue: an unlocker that skipped after this point
+                // saw the flag clear and wakes itself; one that skipped before is ordered by
+                // this RMW reading its RMW.
+                self.aux.fetch_and(!AUX_WAKING, AcqRel);
+            }
+            WakePolicy::TrylockIfSpinner => {
+                if self.osq.has_spinner() {
+                    if !self.wait_lock_or_defer() {
+                        return;
+                    }
+                } else {
+                    self.wait_lock.lock(me, &self.stats);
+                }
+            }
+        }
+        let mut wq = Wq::new();
+        // SAFETY: wait_lock held.
+        unsafe { self.mark_wake(WakeType::Any, &mut wq) };
+        self.wait_unlock(&mut wq);
+    }
+
+    /// S0 `TrylockIfSpinner`: trylock the wait_lock; on failure leave the wake to its holder.
+    fn wait_lock_or_defer(&self) -> bool {
+        if self.wait_lock.try_lock() {
+            return true;
+        }
+        self.aux.fetch_or(AUX_WAKE_PENDING, Release);
+        // Pairs with the fence in `run_pending_wakes`: either our second trylock sees the
+        // holder's unlock, or the holder sees AUX_WAKE_PENDING.
+        fence(SeqCst);
+        self.wait_lock.try_lock()
+    }
+
+    /// Drops the wait_lock and runs the deferred wakeups (futex wakes never happen under the
+    /// wait_lock).
+    fn wait_unlock(&self, wq: &mut Wq) {
+        self.wait_lock.unlock();
+        wq.wake_all();
+        if P::WAKE == WakePolicy::TrylockIfSpinner {
+            self.run_pending_wakes(wq);
+        }
+    }
+
+    /// S0 `TrylockIfSpinner`: after any wait_lock release, perform a wake an unlocker left to us.
+    fn run_pending_wakes(&self, wq: &mut Wq) {
+        loop {
+            fence(SeqCst);
+            if self.aux.load(Relaxed) & AUX_WAKE_PENDING == 0
+                || self.aux.fetch_and(!AUX_WAKE_PENDING, Acquire) & AUX_WAKE_PENDING == 0
+            {
+                return;
+            }
+            if !self.wait_lock_or_defer() {
+                return; // the new holder inherits the pending wake
+            }
+            // SAFETY: wait_lock held.
+            unsafe { self.mark_wake(WakeType::Any, wq) };
+            self.wait_lock.unlock();
+            wq.wake_all();
+        }
+    }
+
+    /// `rwsem_mark_wake` (kernel-locks.md A.5): decide whom to wake; queue their records in
+    /// `wq`. Returns whether anything was queued.
+    ///
+    /// # Safety
+    /// The wait_lock is held.
+    unsafe fn mark_wake(&self, wt: WakeType, wq: &mut Wq) -> bool {
+        let first = self.wait_list.first();
+        if first.is_null() {
+            return false;
+        }
+        // SAFETY: linked waiters are alive while the wait_lock is held.
+        let head = unsafe { &*first };
+        if head.kind == Kind::Write {
+            if wt == WakeType::Any {
+                wq.push(head.rec);
+                return true;
+            }
+            return false;
+        }
+        if self.count.load(Relaxed) & READ_FAIL != 0 {
+            return false;
+        }
+        let mut trial: State = 0;
+        if wt != WakeType::ReadOwned {
+            // Claim the lock for the head reader before counting the batch, so a writer
+            // cannot slip in. Acquire pairs with the last unlock's Release: the grantees
+            // (synchronising with our grant store) see the previous writer's data.
+            trial = READER_BIAS;
+            let old = self.count.fetch_add(READER_BIAS, Acquire);
+            if old & WRITER_LOCKED != 0 {
+                // A writer stole the lock. If the head waited long enough, reserve the lock
+                // for it in the same RMW that removes the trial bias.
+                let mut undo = READER_BIAS.wrapping_neg();
+                if old & HANDOFF == 0 && sys::now_ns() >= head.timeout_ns {
+                    undo = undo.wrapping_add(HANDOFF);
+                    head.set_handoff(true);
+                }
+                self.count.fetch_add(undo, Relaxed);
+                return false;
+            }
+            self.set_reader_owned(head.rec);
+        }
+        // Pass 1: count the readers to grant (writers keep their places).
+        let (mut woken, mut writers, mut more) = (0usize, false, false);
+        // SAFETY: wait_lock held.
+        unsafe {
+            self.wait_list.for_each(|w| {
+                if w.kind == Kind::Write {
+                    writers = true;
+                } else if woken == MAX_READERS_WAKEUP {
+                    more = true;
+                    return false;
+                } else {
+                    woken += 1;
+                }
+                true
+            })
+        };
+        let c = self.count.load(Relaxed); // HANDOFF/WAITERS only change under the wait_lock
+        let mut adj = (woken as State * READER_BIAS).wrapping_sub(trial);
+        if !writers && !more {
+            adj = adj.wrapping_sub(WAITERS);
+        }
+        if c & HANDOFF != 0 {
+            adj = adj.wrapping_sub(HANDOFF); // the head reader's reservation is used up
+        }
+        if adj != 0 {
+            self.count.fetch_add(adj, Relaxed);
+        }
+        // Pass 2: unlink and grant. After the Release store the waiter may be gone.
+        let mut left = woken;
+        // SAFETY: wait_lock held; the callback unlinks only the waiter it is given.
+        unsafe {
+            self.wait_list.for_each(|w| {
+                if left == 0 {
+                    return false;
+                }
+                if w.kind == Kind::Read {
+                    let rec = w.rec;
+                    self.wait_list.remove(w);
+                    wq.push(rec);
+                    w.state.store(GRANT_GRANTED, Release);
+                    left -= 1;
+                }
+                true
+            })
+        };
+        true
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// lock_api
+// -------------------------------------------------------------------------------------------
+
+#[cfg(not(kslock_loom))]
+mod api {
+    use super::RawRwSem;
+    use crate::policy::{DefaultPolicy, RwSemPolicy};
+
+    // SAFETY: `write` excludes every other holder; `read` excludes writers (module doc).
+    unsafe impl<P: RwSemPolicy> lock_api::RawRwLock for RawRwSem<P> {
+        #[allow(clippy::declare_interior_mutable_const)]
+        const INIT: Self = RawRwSem::new();
+        // The owner check of `write_unlock` needs the locking thread.
+        type GuardMarker = lock_api::GuardNoSend;
+
+        #[inline]
+        fn lock_shared(&self) {
+            self.read()
+        }
+        #[inline]
+        fn try_lock_shared(&self) -> bool {
+            self.try_read()
+        }
+        #[inline]
+        unsafe fn unlock_shared(&self) {
+            // SAFETY: forwarded caller contract.
+            unsafe { self.read_unlock() }
+        }
+        #[inline]
+        fn lock_exclusive(&self) {
+            self.write()
+        }
+        #[inline]
+        fn try_lock_exclusive(&self) -> bool {
+            self.try_write()
+        }
+        #[inline]
+        unsafe fn unlock_exclusive(&self) {
+            // SAFETY: forwarded caller contract.
+            unsafe { self.write_unlock() }
+        }
+        #[inline]
+        fn is_locked(&self) -> bool {
+            RawRwSem::is_locked(self)
+        }
+        #[inline]
+        fn is_locked_exclusive(&self) -> bool {
+            self.is_write_locked()
+        }
+    }
+
+    // SAFETY: `downgrade` keeps the lock held throughout (writer bit → one reader bias in one RMW).
+    unsafe impl<P: RwSemPolicy> lock_api::RawRwLockDowngrade for RawRwSem<P> {
+        unsafe fn downgrade(&self) {
+            // SAFETY: forwarded caller contract.
+            unsafe { RawRwSem::downgrade(self) }
+        }
+    }
+
+    // SAFETY: a recursive read waits only for WRITER_LOCKED, which cannot be set while this
+    // thread's read lock is counted (module doc, "Recursive reads").
+    unsafe impl<P: RwSemPolicy> lock_api::RawRwLockRecursive for RawRwSem<P> {
+        fn lock_shared_recursive(&self) {
+            self.read_recursive()
+        }
+        fn try_lock_shared_recursive(&self) -> bool {
+            self.try_read_recursive()
+        }
+    }
+
+    // SAFETY: the timed variants acquire exactly like the untimed ones or leave the lock
+    // untouched (a cancelled waiter is unlinked under the wait_lock).
+    unsafe impl<P: RwSemPolicy> lock_api::RawRwLockTimed for RawRwSem<P> {
+        type Duration = std::time::Duration;
+        type Instant = std::time::Instant;
+        fn try_lock_shared_for(&self, timeout: Self::Duration) -> bool {
+            self.try_read_for(timeout)
+        }
+        fn try_lock_shared_until(&self, timeout: Self::Instant) -> bool {
+            self.try_read_until(timeout)
+        }
+        fn try_lock_exclusive_for(&self, timeout: Self::Duration) -> bool {
+            self.try_write_for(timeout)
+        }
+        fn try_lock_exclusive_until(&self, timeout: Self::Instant) -> bool {
+            self.try_write_until(timeout)
+        }
+    }
+
+    /// A reader-writer lock protecting a `T`, built on the kernel rw-semaphore.
+    pub type RwSem<T> = lock_api::RwLock<RawRwSem<DefaultPolicy>, T>;
+    /// [`RwSem`] with a chosen seed policy (see [`crate::policy`]).
+    pub type RwSemWith<P, T> = lock_api::RwLock<RawRwSem<P>, T>;
+    /// Shared guard of an [`RwSem`].
+    pub type RwSemReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwSem<DefaultPolicy>, T>;
+    /// Exclusive guard of an [`RwSem`].
+    pub type RwSemWriteGuard<'a, T> =
+        lock_api::RwLockWriteGuard<'a, RawRwSem<DefaultPolicy>, T>;
+}
+
+#[cfg(not(kslock_loom))]
+pub use api::{RwSem, RwSemReadGuard, RwSemWith, RwSemWriteGuard};
+
+#[cfg(all(test, not(kslock_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_and_zero_init() {
+        assert!(core::mem::size_of::<RawRwSem>() <= 56);
+        // SAFETY: all-zero is the documented unlocked state.
+        let z: RawRwSem = unsafe { core::mem::zeroed() };
+        assert!(!z.is_locked());
+        z.write();
+        // SAFETY: held.
+        unsafe { z.write_unlock() };
+        z.read();
+        // SAFETY: held.
+        unsafe { z.read_unlock() };
+        assert_eq!(z.count.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn masks_are_disjoint() {
+        assert_eq!(READER_MASK & (WRITER_LOCKED | WAITERS | HANDOFF | READ_FAIL), 0);
+        assert_eq!(READER_MASK.count_ones(), 55);
+        assert_eq!(OWNER_FLAGS & 127, OWNER_FLAGS);
+    }
+}

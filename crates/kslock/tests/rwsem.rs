@@ -1,0 +1,663 @@
+//! RawRwSem / RwSem: the same suite against every seed policy (plus a short-handoff policy),
+//! then misuse and API tests on the default.
+//!
+//! Heavy tests are serialised through one process-wide mutex: the development machine has 2
+//! CPUs shared with other work, and the point of the stress tests is "more threads than CPUs",
+//! not "more tests than CPUs".
+#![cfg(not(kslock_loom))]
+
+use kslock::policy::*;
+use kslock::{RawRwSem, RwSem, RwSemWith};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Barrier, Mutex as StdMutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Default policy with a 100 µs handoff timeout: HANDOFF paths run all the time.
+#[derive(Debug, Default)]
+pub struct FastHandoff;
+impl RwSemPolicy for FastHandoff {
+    const OSQ_LAYOUT: OsqLayout = OsqLayout::SplitIdLine;
+    const READER_SPIN: ReaderSpin = ReaderSpin::Off;
+    const WAKE: WakePolicy = WakePolicy::Deferred;
+    const READER_OWNED_SPIN: ReaderOwnedSpin = ReaderOwnedSpin::Bounded;
+    const HANDOFF_NS: u64 = 100_000;
+}
+
+/// Every starvation test must see each acquisition within this bound (HANDOFF ≈ 4 ms, plus
+/// scheduling slop on an oversubscribed 2-CPU VM shared with other builds).
+const STARVATION_BOUND: Duration = Duration::from_millis(250);
+
+static HEAVY: StdMutex<()> = StdMutex::new(());
+fn heavy() -> MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn busy(d: Duration) {
+    let t = Instant::now();
+    while t.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < Duration::from_secs(10), "timed out waiting: {what}");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// A lock, data written only under the write lock, and an exclusion witness:
+/// `inside` > 0 = readers inside, `WRITER_IN` = a writer inside.
+struct Shared<P: RwSemPolicy> {
+    lock: RawRwSem<P>,
+    data: UnsafeCell<(u64, u64)>,
+    inside: AtomicIsize,
+    violations: AtomicUsize,
+}
+// SAFETY: `data` is only accessed under `lock` (read: shared, write: exclusive).
+unsafe impl<P: RwSemPolicy> Sync for Shared<P> {}
+
+const WRITER_IN: isize = -1_000_000;
+
+impl<P: RwSemPolicy> Shared<P> {
+    fn new() -> Self {
+        Shared {
+            lock: RawRwSem::new(),
+            data: UnsafeCell::new((0, 0)),
+            inside: AtomicIsize::new(0),
+            violations: AtomicUsize::new(0),
+        }
+    }
+    /// Called with a read lock held.
+    fn reader_check(&self) {
+        if self.inside.fetch_add(1, SeqCst) < 0 {
+            self.violations.fetch_add(1, SeqCst);
+        }
+        // SAFETY: read lock held: no writer mutates `data`.
+        let (a, b) = unsafe { *self.data.get() };
+        if a != b {
+            self.violations.fetch_add(1, SeqCst);
+        }
+        self.inside.fetch_sub(1, SeqCst);
+    }
+    /// Called with the write lock held.
+    fn writer_update(&self) {
+        if self.inside.compare_exchange(0, WRITER_IN, SeqCst, SeqCst).is_err() {
+            self.violations.fetch_add(1, SeqCst);
+            return;
+        }
+        // SAFETY: write lock held: exclusive access.
+        unsafe {
+            let d = &mut *self.data.get();
+            d.0 += 1;
+            std::hint::spin_loop();
+            d.1 += 1;
+        }
+        self.inside.fetch_sub(WRITER_IN, SeqCst);
+    }
+}
+
+fn basic<P: RwSemPolicy>() {
+    let r = RawRwSem::<P>::new();
+    assert!(!r.is_locked());
+    r.read();
+    assert!(r.try_read(), "a second reader joins when nobody waits");
+    assert!(!r.try_write());
+    assert!(!r.try_write_for(Duration::from_millis(2)));
+    assert!(!r.has_waiters(), "a timed-out writer leaves no trace");
+    // SAFETY: two read locks held.
+    unsafe {
+        r.read_unlock();
+        r.read_unlock();
+    }
+    assert!(!r.is_locked());
+    assert!(r.try_write());
+    assert!(r.is_write_locked());
+    assert!(!r.try_read());
+    assert!(!r.try_read_recursive());
+    assert!(!r.try_read_for(Duration::from_millis(2)));
+    assert!(!r.has_waiters(), "a timed-out reader leaves no trace");
+    // SAFETY: write lock held by this thread.
+    unsafe { r.downgrade() };
+    assert!(!r.is_write_locked());
+    assert!(r.try_read());
+    assert!(!r.try_write_spin());
+    // SAFETY: two read locks held.
+    unsafe {
+        r.read_unlock();
+        r.read_unlock();
+    }
+    assert!(r.try_write_spin(), "free lock");
+    // SAFETY: held.
+    unsafe { r.write_unlock() };
+    r.write();
+    // SAFETY: held.
+    unsafe { r.write_unlock() };
+    assert!(!r.is_locked());
+
+    // lock_api surface.
+    let l = RwSemWith::<P, Vec<u32>>::new(vec![1]);
+    l.write().push(2);
+    {
+        let g = l.write();
+        let g = lock_api::RwLockWriteGuard::downgrade(g);
+        assert_eq!(*g, [1, 2]);
+        let g2 = l.read_recursive();
+        assert_eq!(g2.len(), 2);
+    }
+    assert!(l.try_write_for(Duration::from_millis(1)).is_some());
+    assert!(l.try_read_until(Instant::now() + Duration::from_millis(1)).is_some());
+    assert!(!l.is_locked());
+}
+
+fn stress<P: RwSemPolicy>(dur: Duration) {
+    let _g = heavy();
+    let s = Arc::new(Shared::<P>::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let writes = Arc::new(AtomicU64::new(0));
+    let reads = Arc::new(AtomicU64::new(0));
+    let mut hs = vec![];
+    for t in 0..4 {
+        let (s, stop, reads) = (s.clone(), stop.clone(), reads.clone());
+        hs.push(std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(Relaxed) {
+                i += 1;
+                let got = match (i + t) % 8 {
+                    0 => s.lock.try_read_for(Duration::from_micros(50)),
+                    1 => s.lock.try_read(),
+                    2 => {
+                        s.lock.read_recursive();
+                        true
+                    }
+                    _ => {
+                        s.lock.read();
+                        true
+                    }
+                };
+                if got {
+                    s.reader_check();
+                    reads.fetch_add(1, Relaxed);
+                    // SAFETY: read lock held.
+                    unsafe { s.lock.read_unlock() };
+                }
+            }
+        }));
+    }
+    for t in 0..3 {
+        let (s, stop, writes, reads) = (s.clone(), stop.clone(), writes.clone(), reads.clone());
+        hs.push(std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(Relaxed) {
+                i += 1;
+                let got = match (i + t) % 8 {
+                    0 => s.lock.try_write_for(Duration::from_micros(50)),
+                    1 => s.lock.try_write_spin(),
+                    2 => s.lock.try_write(),
+                    _ => {
+                        s.lock.write();
+                        true
+                    }
+                };
+                if !got {
+                    continue;
+                }
+                s.writer_update();
+                writes.fetch_add(1, Relaxed);
+                if i % 5 == 0 {
+                    // SAFETY: write lock held by this thread.
+                    unsafe { s.lock.downgrade() };
+                    s.reader_check();
+                    reads.fetch_add(1, Relaxed);
+                    // SAFETY: the downgraded read lock is held.
+                    unsafe { s.lock.read_unlock() };
+                } else {
+                    // SAFETY: write lock held by this thread.
+                    unsafe { s.lock.write_unlock() };
+                }
+            }
+        }));
+    }
+    std::thread::sleep(dur);
+    stop.store(true, Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(s.violations.load(SeqCst), 0, "exclusion violated");
+    // SAFETY: all threads joined.
+    let (a, b) = unsafe { *s.data.get() };
+    assert_eq!(a, b);
+    assert_eq!(a, writes.load(Relaxed), "every write counted exactly once");
+    assert!(writes.load(Relaxed) > 0 && reads.load(Relaxed) > 0);
+    assert!(!s.lock.is_locked() && !s.lock.has_waiters(), "{:?}", s.lock);
+    eprintln!(
+        "stress {}: {} writes, {} reads",
+        core::any::type_name::<P>(),
+        a,
+        reads.load(Relaxed)
+    );
+}
+
+/// A continuous stream of overlapping readers must not starve a writer.
+fn writer_not_starved<P: RwSemPolicy>() {
+    let _g = heavy();
+    let l = Arc::new(RawRwSem::<P>::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let hs: Vec<_> = (0..4)
+        .map(|_| {
+            let (l, stop) = (l.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Relaxed) {
+                    l.read();
+                    busy(Duration::from_micros(30));
+                    // SAFETY: held.
+                    unsafe { l.read_unlock() };
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(10));
+    let mut worst = Duration::ZERO;
+    for _ in 0..15 {
+        let t = Instant::now();
+        l.write();
+        worst = worst.max(t.elapsed());
+        busy(Duration::from_micros(20));
+        // SAFETY: held.
+        unsafe { l.write_unlock() };
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    stop.store(true, Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    eprintln!(
+        "writer vs reader stream {}: worst {:?}",
+        core::any::type_name::<P>(),
+        worst
+    );
+    assert!(worst < STARVATION_BOUND, "writer waited {worst:?}");
+    assert!(!l.is_locked() && !l.has_waiters());
+}
+
+/// A continuous stream of writers must not starve a reader.
+fn reader_not_starved<P: RwSemPolicy>() {
+    let _g = heavy();
+    let l = Arc::new(RawRwSem::<P>::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let hs: Vec<_> = (0..3)
+        .map(|_| {
+            let (l, stop) = (l.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Relaxed) {
+                    l.write();
+                    busy(Duration::from_micros(30));
+                    // SAFETY: held.
+                    unsafe { l.write_unlock() };
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(10));
+    let mut worst = Duration::ZERO;
+    for _ in 0..15 {
+        let t = Instant::now();
+        l.read();
+        worst = worst.max(t.elapsed());
+        // SAFETY: held.
+        unsafe { l.read_unlock() };
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    stop.store(true, Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    eprintln!(
+        "reader vs writer stream {}: worst {:?}",
+        core::any::type_name::<P>(),
+        worst
+    );
+    assert!(worst < STARVATION_BOUND, "reader waited {worst:?}");
+    assert!(!l.is_locked() && !l.has_waiters());
+}
+
+/// Timed waits time out, take themselves out of the queue, and pass on wakeups they were
+/// given; the lock ends consistent.
+fn timed<P: RwSemPolicy>() {
+    let _g = heavy();
+    let l = Arc::new(RawRwSem::<P>::new());
+    let d = Duration::from_millis(15);
+
+    // 1. Write-held: every timed variant fails after its timeout.
+    l.write();
+    {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            assert!(!l.try_read_for(d));
+            assert!(!l.try_write_for(d));
+            assert!(!l.try_read_until(Instant::now() + d));
+            assert!(!l.try_write_until(Instant::now() + d));
+            assert!(t.elapsed() >= 4 * d);
+        })
+        .join()
+        .unwrap();
+    }
+    assert!(!l.has_waiters());
+    // SAFETY: held.
+    unsafe { l.write_unlock() };
+    assert!(!l.is_locked());
+
+    // 2. A timed-out head writer passes the wakeup on to a reader queued behind it.
+    l.write();
+    let w = {
+        let l = l.clone();
+        std::thread::spawn(move || l.try_write_for(Duration::from_millis(30)))
+    };
+    wait_until("writer queued", || l.has_waiters());
+    let r = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            l.read();
+            // SAFETY: held.
+            unsafe { l.read_unlock() };
+        })
+    };
+    assert!(!w.join().unwrap(), "the write lock is held throughout");
+    assert!(l.has_waiters(), "the reader is still queued");
+    // SAFETY: held.
+    unsafe { l.write_unlock() };
+    r.join().unwrap();
+    assert!(!l.is_locked() && !l.has_waiters(), "{l:?}");
+
+    // 3. A timed-out reader behind a queued writer leaves the writer's wakeup intact.
+    l.read();
+    let w = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            l.write();
+            // SAFETY: held.
+            unsafe { l.write_unlock() };
+        })
+    };
+    wait_until("writer queued", || l.has_waiters());
+    {
+        let l = l.clone();
+        std::thread::spawn(move || assert!(!l.try_read_for(Duration::from_millis(10))))
+            .join()
+            .unwrap();
+    }
+    // SAFETY: held.
+    unsafe { l.read_unlock() };
+    w.join().unwrap();
+    assert!(!l.is_locked() && !l.has_waiters(), "{l:?}");
+
+    // 4. A timed writer on a read-held lock: gone after its timeout, readers flow again.
+    l.read();
+    {
+        let l = l.clone();
+        std::thread::spawn(move || assert!(!l.try_write_for(Duration::from_millis(10))))
+            .join()
+            .unwrap();
+    }
+    assert!(l.try_read(), "no waiter left behind");
+    // SAFETY: two read locks held.
+    unsafe {
+        l.read_unlock();
+        l.read_unlock();
+    }
+    assert!(!l.is_locked() && !l.has_waiters());
+}
+
+/// Readers queued behind a writer are granted together (they can all hold at once).
+fn bulk_readers<P: RwSemPolicy>() {
+    let _g = heavy();
+    const N: usize = 24;
+    let l = Arc::new(RawRwSem::<P>::new());
+    let b = Arc::new(Barrier::new(N));
+    l.write();
+    let hs: Vec<_> = (0..N)
+        .map(|_| {
+            let (l, b) = (l.clone(), b.clone());
+            std::thread::spawn(move || {
+                l.read();
+                b.wait(); // all N hold the read lock at once
+                // SAFETY: held.
+                unsafe { l.read_unlock() };
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(30));
+    // SAFETY: held.
+    unsafe { l.write_unlock() };
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert!(!l.is_locked() && !l.has_waiters());
+}
+
+/// A recursive read never blocks while this thread holds a read lock, even with a writer
+/// queued (and HANDOFF possibly set).
+fn recursive_read<P: RwSemPolicy>() {
+    let _g = heavy();
+    let l = Arc::new(RawRwSem::<P>::new());
+    l.read();
+    let w = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            l.write();
+            // SAFETY: held.
+            unsafe { l.write_unlock() };
+        })
+    };
+    wait_until("writer queued", || l.has_waiters());
+    std::thread::sleep(Duration::from_millis(6)); // past the handoff timeout
+    l.read_recursive();
+    assert!(l.try_read_recursive());
+    assert!(!l.try_read(), "plain try_read respects the queued writer");
+    // SAFETY: three read locks held.
+    unsafe {
+        l.read_unlock();
+        l.read_unlock();
+        l.read_unlock();
+    }
+    w.join().unwrap();
+    assert!(!l.is_locked() && !l.has_waiters());
+}
+
+macro_rules! suite {
+    ($($m:ident: $p:ty),* $(,)?) => {$(
+        mod $m {
+            use super::*;
+            #[test]
+            fn basic_ops() {
+                basic::<$p>();
+            }
+            #[test]
+            fn stress_exclusion_and_counting() {
+                stress::<$p>(Duration::from_millis(300));
+            }
+            #[test]
+            fn writer_not_starved_by_reader_stream() {
+                writer_not_starved::<$p>();
+            }
+            #[test]
+            fn reader_not_starved_by_writer_stream() {
+                reader_not_starved::<$p>();
+            }
+            #[test]
+            fn timed_waits_time_out_and_leave_lock_consistent() {
+                timed::<$p>();
+            }
+            #[test]
+            fn queued_readers_are_granted_in_bulk() {
+                bulk_readers::<$p>();
+            }
+            #[test]
+            fn recursive_read_does_not_deadlock_behind_writer() {
+                recursive_read::<$p>();
+            }
+        }
+    )*};
+}
+
+suite!(
+    default: DefaultPolicy,
+    reader_spin_on: ReaderSpinOn,
+    reader_spin_limited: ReaderSpinLimited,
+    wake_flag: WakeFlag,
+    trylock_if_spinner: TrylockIfSpinner,
+    never_spin_on_readers: NeverSpinOnReaders,
+    packed_osq: PackedOsq,
+    fast_handoff: FastHandoff,
+);
+
+#[test]
+fn size_zero_init_and_const() {
+    assert!(std::mem::size_of::<RawRwSem>() <= 56);
+    assert!(std::mem::size_of::<RawRwSem<ReaderSpinOn>>() <= 56);
+    static S: RwSem<u32> = RwSem::new(7);
+    assert_eq!(*S.read(), 7);
+    *S.write() += 1;
+    assert_eq!(*S.read(), 8);
+    // SAFETY: all-zero is the documented unlocked state.
+    let z: RawRwSem = unsafe { std::mem::zeroed() };
+    z.write();
+    // SAFETY: held.
+    unsafe { z.write_unlock() };
+    assert!(!z.is_locked());
+}
+
+#[test]
+fn more_than_one_batch_of_readers() {
+    let _g = heavy();
+    // 300 readers queued behind a writer: granted in batches of at most 256.
+    let l = Arc::new(RawRwSem::<DefaultPolicy>::new());
+    let done = Arc::new(AtomicUsize::new(0));
+    l.write();
+    let hs: Vec<_> = (0..300)
+        .map(|_| {
+            let (l, done) = (l.clone(), done.clone());
+            std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn(move || {
+                    l.read();
+                    done.fetch_add(1, Relaxed);
+                    // SAFETY: held.
+                    unsafe { l.read_unlock() };
+                })
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(done.load(Relaxed), 0);
+    // SAFETY: held.
+    unsafe { l.write_unlock() };
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(done.load(Relaxed), 300);
+    assert!(!l.is_locked() && !l.has_waiters());
+}
+
+#[test]
+fn try_write_spin_is_bounded_on_a_held_lock() {
+    let _g = heavy();
+    let l = Arc::new(RawRwSem::<DefaultPolicy>::new());
+    l.write();
+    let l2 = l.clone();
+    let t = std::thread::spawn(move || {
+        let t = Instant::now();
+        let got = l2.try_write_spin();
+        (got, t.elapsed())
+    })
+    .join()
+    .unwrap();
+    assert!(!t.0);
+    assert!(t.1 < Duration::from_millis(100), "spun {:?}", t.1);
+    // A reader-owned lock: bounded too, then NONSPINNABLE stops later spinners at once.
+    // SAFETY: held.
+    unsafe { l.downgrade() };
+    let l2 = l.clone();
+    let t = std::thread::spawn(move || {
+        let t = Instant::now();
+        let a = l2.try_write_spin();
+        let b = l2.try_write_spin();
+        (a || b, t.elapsed())
+    })
+    .join()
+    .unwrap();
+    assert!(!t.0);
+    assert!(t.1 < Duration::from_millis(100), "spun {:?}", t.1);
+    // SAFETY: the downgraded read lock is held.
+    unsafe { l.read_unlock() };
+    assert!(l.try_write_spin());
+    // SAFETY: held.
+    unsafe { l.write_unlock() };
+}
+
+#[test]
+#[should_panic(expected = "read_unlock of a lock that is not read-locked")]
+fn read_unlock_of_unlocked_panics() {
+    let l = RawRwSem::<DefaultPolicy>::new();
+    // SAFETY: deliberately violated to test the misuse check.
+    unsafe { l.read_unlock() };
+}
+
+#[test]
+#[should_panic(expected = "write_unlock of a lock that is not write-locked")]
+fn write_unlock_of_unlocked_panics() {
+    let l = RawRwSem::<DefaultPolicy>::new();
+    // SAFETY: deliberately violated to test the misuse check.
+    unsafe { l.write_unlock() };
+}
+
+#[test]
+#[should_panic(expected = "write_unlock of a lock that is not write-locked")]
+fn write_unlock_of_read_locked_panics() {
+    let l = RawRwSem::<DefaultPolicy>::new();
+    l.read();
+    // SAFETY: deliberately violated to test the misuse check.
+    unsafe { l.write_unlock() };
+}
+
+#[test]
+#[should_panic(expected = "downgrade of a lock that is not write-locked")]
+fn downgrade_of_unlocked_panics() {
+    let l = RawRwSem::<DefaultPolicy>::new();
+    // SAFETY: deliberately violated to test the misuse check.
+    unsafe { l.downgrade() };
+}
+
+#[test]
+fn misuse_leaves_the_count_intact() {
+    let l = RawRwSem::<DefaultPolicy>::new();
+    // SAFETY: deliberately violated; the panic is caught.
+    let r = std::panic::catch_unwind(|| unsafe { l.read_unlock() });
+    assert!(r.is_err());
+    assert!(!l.is_locked());
+    l.write();
+    // SAFETY: held.
+    unsafe { l.write_unlock() };
+}
+
+#[cfg(any(debug_assertions, feature = "debug-locks"))]
+#[test]
+fn write_unlock_by_another_thread_panics() {
+    let l = Arc::new(RawRwSem::<DefaultPolicy>::new());
+    l.write();
+    let l2 = l.clone();
+    // SAFETY: deliberately violated to test the misuse check.
+    let r = std::thread::spawn(move || unsafe { l2.write_unlock() }).join();
+    let msg = r.unwrap_err();
+    let msg = msg
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(msg.contains("does not hold the write lock"), "{msg}");
+    assert!(l.is_write_locked(), "the lock is still held by its owner");
+    // SAFETY: held by this thread.
+    unsafe { l.write_unlock() };
+}
