@@ -29,6 +29,11 @@
 //!   loop / step A; the OSQ is only a throttle (the real lock is taken with an acquire CAS), but
 //!   acquire keeps the handover obvious.
 //! * unlock's `tail` CAS is Release, pairs with the next joiner's Acquire swap.
+//! * Writes to `node.next` by a neighbour (linking in, step C) are `swap`s, not stores. Both are
+//!   correct in C11 (the kernel uses `WRITE_ONCE`), but loom 0.7 may place a plain store before a
+//!   concurrent RMW of the same word in modification order after that RMW already read the older
+//!   value, which breaks RMW atomicity in its model and shows up as a livelock in step A/B. The
+//!   swap is on the spinner-joining slow path and costs one locked instruction.
 
 use crate::policy::OsqLayout;
 use crate::spin::{protocol_wait, Spin, Stop};
@@ -120,7 +125,8 @@ impl Osq {
             return true;
         }
         n.prev.store(old, Relaxed);
-        node(by_id(old), layout).next.store(me.id(), Release);
+        // An RMW, not a plain store (see "Memory orderings").
+        node(by_id(old), layout).next.swap(me.id(), Release);
 
         // Wait for the grant while the predecessor runs and the budget lasts.
         loop {
@@ -166,7 +172,7 @@ impl Osq {
         };
         // Step C: link prev and next; `next` is stuck in its step A (its prev.next is 0).
         node(by_id(next), layout).prev.store(prev, Relaxed);
-        node(by_id(prev), layout).next.store(next, Release);
+        node(by_id(prev), layout).next.swap(next, Release);
         false
     }
 
@@ -276,5 +282,74 @@ mod tests {
     #[test]
     fn osq_head_is_exclusive_split() {
         hammer(OsqLayout::SplitIdLine);
+    }
+}
+
+#[cfg(all(test, kslock_loom))]
+mod loom_tests {
+    use super::*;
+    use crate::spin::SpinStats;
+    use crate::thread::current;
+    use loom::sync::atomic::AtomicUsize;
+    use loom::sync::Arc;
+
+    /// Three spinners join, possibly abandon (each `Spin` lasts 3 steps under loom, so step A/B/C
+    /// unqueues happen), and release: at most one head at a time, and the queue ends empty.
+    fn model(layout: OsqLayout) {
+        loom::model(move || {
+            let q = Arc::new((Osq::new(), AtomicUsize::new(0), SpinStats::new()));
+            let run = move |q: Arc<(Osq, AtomicUsize, SpinStats)>| {
+                let me = current();
+                let mut spin = Spin::new(&q.2, me);
+                if q.0.lock(me, layout, &mut spin) {
+                    assert_eq!(q.1.fetch_add(1, Relaxed), 0, "two OSQ heads");
+                    q.1.fetch_sub(1, Relaxed);
+                    q.0.unlock(me, layout);
+                }
+            };
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let q = q.clone();
+                    loom::thread::spawn(move || run(q))
+                })
+                .collect();
+            run(q.clone());
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(q.0.tail.load(Relaxed), 0, "queue not empty at the end");
+        });
+    }
+
+    #[test]
+    fn loom_osq_split() {
+        model(OsqLayout::SplitIdLine);
+    }
+
+    #[test]
+    fn loom_osq_packed_two_threads() {
+        // The layouts share the protocol; the packed one gets a smaller model to save CI time.
+        loom::model(|| {
+            let q = Arc::new((Osq::new(), AtomicUsize::new(0), SpinStats::new()));
+            let q2 = q.clone();
+            let h = loom::thread::spawn(move || {
+                let me = current();
+                let mut spin = Spin::new(&q2.2, me);
+                if q2.0.lock(me, OsqLayout::Packed, &mut spin) {
+                    assert_eq!(q2.1.fetch_add(1, Relaxed), 0);
+                    q2.1.fetch_sub(1, Relaxed);
+                    q2.0.unlock(me, OsqLayout::Packed);
+                }
+            });
+            let me = current();
+            let mut spin = Spin::new(&q.2, me);
+            if q.0.lock(me, OsqLayout::Packed, &mut spin) {
+                assert_eq!(q.1.fetch_add(1, Relaxed), 0);
+                q.1.fetch_sub(1, Relaxed);
+                q.0.unlock(me, OsqLayout::Packed);
+            }
+            h.join().unwrap();
+            assert_eq!(q.0.tail.load(Relaxed), 0);
+        });
     }
 }

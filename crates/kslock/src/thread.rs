@@ -347,31 +347,42 @@ mod pool {
 #[cfg(kslock_loom)]
 mod pool {
     use super::ThreadRec;
-    use std::cell::Cell;
     use std::sync::Mutex;
 
-    loom::lazy_static! {
-        static ref RECS: Mutex<Vec<&'static ThreadRec>> = Mutex::new(Vec::new());
+    /// loom runs at most this many threads per model.
+    const MAX: usize = 5;
+
+    struct Pool {
+        recs: Vec<&'static ThreadRec>,
+        owners: Vec<loom::thread::ThreadId>,
     }
-    loom::thread_local! {
-        static CURRENT: Cell<Option<&'static ThreadRec>> = Cell::new(None);
+
+    // Every record is created inside the lazy_static initialiser: loom synchronises the init
+    // with every later access, so creating a record happens-before any thread reads it (also
+    // through a lock's owner word). Keyed by loom's thread id, not a loom thread_local: the
+    // model's main thread may keep thread-locals across executions.
+    loom::lazy_static! {
+        static ref POOL: Mutex<Pool> = Mutex::new(Pool {
+            recs: (1..=MAX as u32).map(|id| &*Box::leak(Box::new(ThreadRec::new(id)))).collect(),
+            owners: Vec::new(),
+        });
     }
 
     pub(crate) fn by_id(id: u32) -> &'static ThreadRec {
-        RECS.lock().unwrap()[id as usize - 1]
+        POOL.lock().unwrap().recs[id as usize - 1]
     }
 
     pub(crate) fn current() -> &'static ThreadRec {
-        CURRENT.with(|c| {
-            if let Some(r) = c.get() {
-                return r;
+        let tid = loom::thread::current().id();
+        let mut p = POOL.lock().unwrap();
+        let i = match p.owners.iter().position(|t| *t == tid) {
+            Some(i) => i,
+            None => {
+                p.owners.push(tid);
+                p.owners.len() - 1
             }
-            let mut v = RECS.lock().unwrap();
-            let r: &'static ThreadRec = Box::leak(Box::new(ThreadRec::new(v.len() as u32 + 1)));
-            v.push(r);
-            c.set(Some(r));
-            r
-        })
+        };
+        p.recs[i]
     }
 }
 

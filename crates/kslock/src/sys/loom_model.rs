@@ -1,7 +1,7 @@
 //! loom model of the system layer: a futex is a check-and-sleep under one global mutex (the
 //! futex hash-bucket lock), so "woken before sleeping" cannot be lost, and a lost wakeup in a
 //! kslock protocol is a loom deadlock. Timed waits time out at once (the timer may always fire
-//! first); clocks are frozen at 0, CPU ids at 0.
+//! first); clocks are frozen at 0; each thread is its own CPU.
 
 use crate::sync::{AtomicU32, Ordering};
 use loom::sync::{Condvar, Mutex};
@@ -48,6 +48,13 @@ pub(crate) fn ticks_per_us() -> u64 {
 pub(crate) fn measure_syscall_ns() -> u64 {
     100
 }
+/// Each model thread is on its own CPU, so spinners wait (their 3-step budget) instead of
+/// stopping at once on rule R3, and loom explores both the grant and the abort paths.
 pub(crate) fn current_cpu() -> u32 {
-    0
+    let id = format!("{:?}", loom::thread::current().id());
+    id.chars()
+        .filter(|c| c.is_ascii_digit())
+        .collect::<String>()
+        .parse()
+        .unwrap_or(0)
 }

@@ -1,0 +1,209 @@
+//! loom models of the mutex and condvar protocols. Run with
+//! `RUSTFLAGS="--cfg kslock_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p kslock --release --test loom_mutex`.
+//! Under loom the futex is a check-and-sleep under one bucket lock, so a lost wakeup is a loom
+//! deadlock; timed waits time out at once; spins last 3 steps.
+#![cfg(kslock_loom)]
+
+use kslock::{Condvar, RawMutex};
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use loom::sync::Arc;
+
+type M = RawMutex;
+
+struct Guarded {
+    m: M,
+    // loom reports a data race if two threads are ever inside at once.
+    v: UnsafeCell<usize>,
+}
+// SAFETY: `v` is only accessed under `m` (what the model checks).
+unsafe impl Sync for Guarded {}
+// SAFETY: as above.
+unsafe impl Send for Guarded {}
+
+fn incr(g: &Guarded) {
+    g.m.lock();
+    // SAFETY: under the mutex.
+    g.v.with_mut(|p| unsafe { *p += 1 });
+    // SAFETY: held by this thread.
+    unsafe { g.m.unlock() };
+}
+
+#[test]
+fn loom_mutex_lock_unlock_three_threads() {
+    loom::model(|| {
+        let g = Arc::new(Guarded {
+            m: M::new(),
+            v: UnsafeCell::new(0),
+        });
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let g = g.clone();
+                loom::thread::spawn(move || incr(&g))
+            })
+            .collect();
+        incr(&g);
+        for h in hs {
+            h.join().unwrap();
+        }
+        // SAFETY: all threads joined.
+        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 3);
+        assert!(!g.m.is_locked() && !g.m.has_waiters());
+    });
+}
+
+#[test]
+fn loom_mutex_fair_unlock_hands_off() {
+    // unlock_fair forces the handoff/PICKUP path whenever a waiter is queued.
+    loom::model(|| {
+        let g = Arc::new(Guarded {
+            m: M::new(),
+            v: UnsafeCell::new(0),
+        });
+        let g2 = g.clone();
+        let h = loom::thread::spawn(move || incr(&g2));
+        g.m.lock();
+        // SAFETY: under the mutex.
+        g.v.with_mut(|p| unsafe { *p += 1 });
+        // SAFETY: held by this thread.
+        unsafe { g.m.unlock_fair() };
+        incr(&g);
+        h.join().unwrap();
+        // SAFETY: joined.
+        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 3);
+        assert!(!g.m.is_locked() && !g.m.has_waiters());
+    });
+}
+
+#[test]
+fn loom_mutex_try_lock_spin_excludes() {
+    loom::model(|| {
+        let g = Arc::new(Guarded {
+            m: M::new(),
+            v: UnsafeCell::new(0),
+        });
+        let g2 = g.clone();
+        let h = loom::thread::spawn(move || incr(&g2));
+        if g.m.try_lock_spin() {
+            // SAFETY: under the mutex.
+            g.v.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: held.
+            unsafe { g.m.unlock() };
+        }
+        h.join().unwrap();
+        assert!(!g.m.is_locked() && !g.m.has_waiters());
+    });
+}
+
+#[test]
+fn loom_mutex_timed_waiter_cancels_cleanly() {
+    // A timed waiter times out (at once, under loom) while another thread holds and a third
+    // waits untimed: the untimed waiter must still get the lock, and no flag may be left.
+    loom::model(|| {
+        let g = Arc::new(Guarded {
+            m: M::new(),
+            v: UnsafeCell::new(0),
+        });
+        let g2 = g.clone();
+        let g3 = g.clone();
+        let timed = loom::thread::spawn(move || {
+            if g2.m.try_lock_for(std::time::Duration::from_millis(1)) {
+                // SAFETY: held.
+                unsafe { g2.m.unlock() };
+            }
+        });
+        let untimed = loom::thread::spawn(move || incr(&g3));
+        incr(&g);
+        timed.join().unwrap();
+        untimed.join().unwrap();
+        // SAFETY: joined.
+        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 2);
+        assert!(!g.m.is_locked() && !g.m.has_waiters());
+    });
+}
+
+#[test]
+fn loom_condvar_notify_one_is_not_lost() {
+    loom::model(|| {
+        let st = Arc::new((M::new(), Condvar::new(), AtomicBool::new(false)));
+        let st2 = st.clone();
+        let h = loom::thread::spawn(move || {
+            st2.0.lock();
+            while !st2.2.load(Relaxed) {
+                // SAFETY: held by this thread.
+                unsafe { st2.1.wait_raw(&st2.0, None) };
+            }
+            // SAFETY: held.
+            unsafe { st2.0.unlock() };
+        });
+        st.0.lock();
+        st.2.store(true, Relaxed);
+        // SAFETY: held.
+        unsafe { st.0.unlock() };
+        st.1.notify_one();
+        h.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_condvar_notify_all_requeues() {
+    // Two waiters, one broadcast under the mutex: one is woken, the other requeued onto the
+    // mutex and woken by an unlock. A lost requeued waiter is a loom deadlock.
+    loom::model(|| {
+        let st = Arc::new((
+            M::new(),
+            Condvar::new(),
+            AtomicBool::new(false),
+            AtomicUsize::new(0),
+        ));
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let st = st.clone();
+                loom::thread::spawn(move || {
+                    st.0.lock();
+                    while !st.2.load(Relaxed) {
+                        // SAFETY: held by this thread.
+                        unsafe { st.1.wait_raw(&st.0, None) };
+                    }
+                    st.3.fetch_add(1, Relaxed);
+                    // SAFETY: held.
+                    unsafe { st.0.unlock() };
+                })
+            })
+            .collect();
+        st.0.lock();
+        st.2.store(true, Relaxed);
+        st.1.notify_all();
+        // SAFETY: held.
+        unsafe { st.0.unlock() };
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(st.3.load(Relaxed), 2);
+        assert!(!st.0.is_locked() && !st.0.has_waiters());
+    });
+}
+
+#[test]
+fn loom_condvar_timed_wait_consumes_no_notification() {
+    // A timed waiter times out (at once) while a notify races with it: either it was notified
+    // (not timed out) or it left the queue; a notify must then not be counted as delivered.
+    loom::model(|| {
+        let st = Arc::new((M::new(), Condvar::new()));
+        let st2 = st.clone();
+        let h = loom::thread::spawn(move || {
+            st2.0.lock();
+            // SAFETY: held by this thread.
+            let timed_out = unsafe { st2.1.wait_raw(&st2.0, Some(0)) };
+            // SAFETY: held.
+            unsafe { st2.0.unlock() };
+            timed_out
+        });
+        let delivered = st.1.notify_one();
+        let timed_out = h.join().unwrap();
+        assert!(
+            !(delivered && timed_out),
+            "a notification was delivered to a waiter that timed out"
+        );
+    });
+}
