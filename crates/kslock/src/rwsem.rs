@@ -116,7 +116,11 @@
 //!   the waker read `count` with Acquire first, so the previous writer's data is visible.
 //! * `WAITERS` is set with Relaxed RMWs: `count`'s modification order alone decides whether an
 //!   unlock RMW sees it or the enqueuer's subsequent count read sees the unlock.
-//! * `owner` is Relaxed everywhere: a hint re-checked against `count`.
+//! * `owner` is a hint re-checked against `count`, but the record it names is dereferenced
+//!   by spinners (`is_parked`, `cpu`): stores of a record address are Release and the loads
+//!   that may dereference it are Acquire (both free on x86), so the record's initialisation
+//!   happens-before the spinner's reads (records of later pool segments are published only
+//!   through the pool's own Release/Acquire, which an owner-word reader bypasses).
 //! * S0 flags: see above (AcqRel RMWs for `WakeFlag`, SeqCst fences for `TrylockIfSpinner`).
 //!
 //! # Misuse
@@ -134,7 +138,7 @@ use crate::spin::{Spin, SpinStats, Stop};
 use crate::sync::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use crate::sys::{self, Deadline};
 use crate::thread::{current, ThreadRec};
-use crate::wait::{Kind, WaitList, WaitLock, WakeQ, Waiter};
+use crate::wait::{Kind, WaitList, WaitLock, Waiter, WakeQ};
 
 /// The `count` word's type.
 type State = u64;
@@ -434,7 +438,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         let o = self.owner.load(Relaxed);
         let n = me.as_owner() | OWNER_READER | (o & OWNER_NONSPINNABLE);
         if o != n {
-            self.owner.store(n, Relaxed);
+            self.owner.store(n, Release);
         }
     }
 
@@ -582,14 +586,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
         let res = loop {
             let c = self.count.load(Relaxed);
-            let o = self.owner.load(Relaxed);
+            let o = self.owner.load(Acquire);
             if o & OWNER_NONSPINNABLE != 0 || c & HANDOFF != 0 {
                 break Err(Stop::OwnerNotRunning);
             }
             if c & WRITER_LOCKED == 0 {
-                if P::READER_SPIN == ReaderSpin::Limited
-                    && c & WAITERS != 0
-                    && c & READER_MASK != 0
+                if P::READER_SPIN == ReaderSpin::Limited && c & WAITERS != 0 && c & READER_MASK != 0
                 {
                     // The stealing rule: don't extend a reader group while others wait.
                     break Err(Stop::OwnerNotRunning);
@@ -636,7 +638,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
             .is_ok()
         {
-            self.owner.store(current().as_owner(), Relaxed);
+            self.owner.store(current().as_owner(), Release);
             return;
         }
         self.write_contended(None);
@@ -650,7 +652,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
             .is_ok()
         {
-            self.owner.store(current().as_owner(), Relaxed);
+            self.owner.store(current().as_owner(), Release);
             return true;
         }
         false
@@ -717,7 +719,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 .fetch_sub(READER_BIAS.wrapping_sub(WRITER_LOCKED), Relaxed);
             misuse("downgrade of a lock that is not write-locked");
         }
-        self.owner.store(me.as_owner() | OWNER_READER, Relaxed);
+        self.owner.store(me.as_owner() | OWNER_READER, Release);
         if old & WAITERS != 0 {
             self.wake_readers_owned(me);
         }
@@ -753,7 +755,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// Might spinning pay? (kernel `can_spin`: not NONSPINNABLE; reader-owned only with
     /// `Bounded`; a writer owner that is not asleep.)
     fn write_can_spin(&self) -> bool {
-        let o = self.owner.load(Relaxed);
+        let o = self.owner.load(Acquire);
         if o & OWNER_NONSPINNABLE != 0 {
             return false;
         }
@@ -797,13 +799,13 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     .compare_exchange(c, c | WRITER_LOCKED, Acquire, Relaxed)
                     .is_ok()
                 {
-                    self.owner.store(me.as_owner(), Relaxed);
+                    self.owner.store(me.as_owner(), Release);
                     break Ok(());
                 }
             } else if c & HANDOFF != 0 {
                 break Err(Stop::OwnerNotRunning); // reserved for the head waiter
             }
-            let o = self.owner.load(Relaxed);
+            let o = self.owner.load(Acquire);
             if o & OWNER_NONSPINNABLE != 0 {
                 break Err(Stop::OwnerNotRunning);
             }
@@ -967,7 +969,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     }
                     // SAFETY: wait_lock held, `w` linked.
                     unsafe { self.wait_list.remove(w) };
-                    self.owner.store(me.as_owner(), Relaxed);
+                    self.owner.store(me.as_owner(), Release);
                     return Ok(());
                 }
                 Err(x) => c = x,
@@ -984,13 +986,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             if c & LOCK_MASK == 0 {
                 return true;
             }
-            let o = self.owner.load(Relaxed);
+            let o = self.owner.load(Acquire);
             let r = if c & WRITER_LOCKED != 0 && o != 0 && o & OWNER_READER == 0 {
                 // SAFETY: a non-zero owner without the reader flag is a writer's record.
                 spin.step_on(unsafe { owner_rec(o) })
             } else if c & WRITER_LOCKED == 0
-                && (P::READER_OWNED_SPIN == ReaderOwnedSpin::Never
-                    || o & OWNER_NONSPINNABLE != 0)
+                && (P::READER_OWNED_SPIN == ReaderOwnedSpin::Never || o & OWNER_NONSPINNABLE != 0)
             {
                 return false;
             } else {
@@ -1286,8 +1287,7 @@ mod api {
     /// Shared guard of an [`RwSem`].
     pub type RwSemReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwSem<DefaultPolicy>, T>;
     /// Exclusive guard of an [`RwSem`].
-    pub type RwSemWriteGuard<'a, T> =
-        lock_api::RwLockWriteGuard<'a, RawRwSem<DefaultPolicy>, T>;
+    pub type RwSemWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwSem<DefaultPolicy>, T>;
 }
 
 #[cfg(not(kslock_loom))]
@@ -1314,7 +1314,10 @@ mod tests {
 
     #[test]
     fn masks_are_disjoint() {
-        assert_eq!(READER_MASK & (WRITER_LOCKED | WAITERS | HANDOFF | READ_FAIL), 0);
+        assert_eq!(
+            READER_MASK & (WRITER_LOCKED | WAITERS | HANDOFF | READ_FAIL),
+            0
+        );
         assert_eq!(READER_MASK.count_ones(), 55);
         assert_eq!(OWNER_FLAGS & 127, OWNER_FLAGS);
     }

@@ -43,7 +43,10 @@ fn busy(d: Duration) {
 fn wait_until(what: &str, f: impl Fn() -> bool) {
     let t = Instant::now();
     while !f() {
-        assert!(t.elapsed() < Duration::from_secs(10), "timed out waiting: {what}");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "timed out waiting: {what}"
+        );
         std::thread::sleep(Duration::from_micros(200));
     }
 }
@@ -84,7 +87,11 @@ impl<P: RwSemPolicy> Shared<P> {
     }
     /// Called with the write lock held.
     fn writer_update(&self) {
-        if self.inside.compare_exchange(0, WRITER_IN, SeqCst, SeqCst).is_err() {
+        if self
+            .inside
+            .compare_exchange(0, WRITER_IN, SeqCst, SeqCst)
+            .is_err()
+        {
             self.violations.fetch_add(1, SeqCst);
             return;
         }
@@ -148,7 +155,9 @@ fn basic<P: RwSemPolicy>() {
         assert_eq!(g2.len(), 2);
     }
     assert!(l.try_write_for(Duration::from_millis(1)).is_some());
-    assert!(l.try_read_until(Instant::now() + Duration::from_millis(1)).is_some());
+    assert!(l
+        .try_read_until(Instant::now() + Duration::from_millis(1))
+        .is_some());
     assert!(!l.is_locked());
 }
 
@@ -424,7 +433,7 @@ fn bulk_readers<P: RwSemPolicy>() {
             std::thread::spawn(move || {
                 l.read();
                 b.wait(); // all N hold the read lock at once
-                // SAFETY: held.
+                          // SAFETY: held.
                 unsafe { l.read_unlock() };
             })
         })
@@ -652,10 +661,7 @@ fn write_unlock_by_another_thread_panics() {
     // SAFETY: deliberately violated to test the misuse check.
     let r = std::thread::spawn(move || unsafe { l2.write_unlock() }).join();
     let msg = r.unwrap_err();
-    let msg = msg
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default();
+    let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(msg.contains("does not hold the write lock"), "{msg}");
     assert!(l.is_write_locked(), "the lock is still held by its owner");
     // SAFETY: held by this thread.

@@ -1,0 +1,264 @@
+//! loom models of the rw-semaphore protocols. Run with
+//! `RUSTFLAGS="--cfg kslock_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p kslock --release --test loom_rwsem`.
+//!
+//! Under loom the futex is a check-and-sleep under one bucket lock, so a lost wakeup is a loom
+//! deadlock; timed waits time out at once (every timed wait below is a cancellation); spins
+//! last 3 steps; the clock is frozen at 0. Exclusion is checked by loom itself: the protected
+//! value is a loom `UnsafeCell`, read under read locks and written under write locks, so any
+//! overlap of a writer with anybody is a reported data race.
+#![cfg(kslock_loom)]
+
+use kslock::policy::*;
+use kslock::RawRwSem;
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+use std::time::Duration;
+
+/// Default policy, but the head waiter may raise HANDOFF at once (loom's clock is frozen, so
+/// the default 4 ms never passes).
+struct HandoffNow;
+impl RwSemPolicy for HandoffNow {
+    const OSQ_LAYOUT: OsqLayout = OsqLayout::SplitIdLine;
+    const READER_SPIN: ReaderSpin = ReaderSpin::Off;
+    const WAKE: WakePolicy = WakePolicy::Deferred;
+    const READER_OWNED_SPIN: ReaderOwnedSpin = ReaderOwnedSpin::Bounded;
+    const HANDOFF_NS: u64 = 0;
+}
+
+struct G<P: RwSemPolicy> {
+    l: RawRwSem<P>,
+    v: UnsafeCell<usize>,
+}
+// SAFETY: `v` is only accessed under `l` (what the models check).
+unsafe impl<P: RwSemPolicy> Sync for G<P> {}
+// SAFETY: as above.
+unsafe impl<P: RwSemPolicy> Send for G<P> {}
+
+impl<P: RwSemPolicy> G<P> {
+    fn new() -> Arc<Self> {
+        Arc::new(G {
+            l: RawRwSem::new(),
+            v: UnsafeCell::new(0),
+        })
+    }
+    fn write(&self) {
+        self.l.write();
+        // SAFETY: write lock held.
+        self.v.with_mut(|p| unsafe { *p += 1 });
+        // SAFETY: held by this thread.
+        unsafe { self.l.write_unlock() };
+    }
+    fn peek(&self) -> usize {
+        // SAFETY: a read lock is held by the caller.
+        self.v.with(|p| unsafe { *p })
+    }
+    fn read(&self) -> usize {
+        self.l.read();
+        let v = self.peek();
+        // SAFETY: held.
+        unsafe { self.l.read_unlock() };
+        v
+    }
+    fn done(&self, writes: usize) {
+        // SAFETY: every thread joined.
+        assert_eq!(self.v.with(|p| unsafe { *p }), writes);
+        assert!(!self.l.is_locked() && !self.l.has_waiters(), "{:?}", self.l);
+    }
+}
+
+fn spawn<P: RwSemPolicy>(g: &Arc<G<P>>, f: fn(&G<P>)) -> loom::thread::JoinHandle<()> {
+    let g = g.clone();
+    loom::thread::spawn(move || f(&g))
+}
+
+/// Writer, reader, writer.
+fn rw<P: RwSemPolicy>() {
+    loom::model(|| {
+        let g = G::<P>::new();
+        let a = spawn(&g, |g| g.write());
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.write();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}
+
+/// Reader, reader, writer (two unlockers may race to wake the writer: S0's window).
+fn rrw<P: RwSemPolicy>() {
+    loom::model(|| {
+        let g = G::<P>::new();
+        let a = spawn(&g, |g| {
+            g.read();
+        });
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.write();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(1);
+    });
+}
+
+#[test]
+fn loom_rwsem_writer_reader_writer() {
+    rw::<DefaultPolicy>();
+}
+
+#[test]
+fn loom_rwsem_downgrade() {
+    loom::model(|| {
+        let g = G::<DefaultPolicy>::new();
+        let a = spawn(&g, |g| {
+            g.l.write();
+            // SAFETY: write lock held.
+            g.v.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: held by this thread.
+            unsafe { g.l.downgrade() };
+            assert!(g.peek() >= 1);
+            // SAFETY: the downgraded read lock is held.
+            unsafe { g.l.read_unlock() };
+        });
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.write();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}
+
+#[test]
+fn loom_rwsem_handoff() {
+    // Two writers and a reader with an immediate handoff timeout: HANDOFF is raised whenever
+    // a queued writer finds the lock held, and a reader head gets it when a writer steals.
+    loom::model(|| {
+        let g = G::<HandoffNow>::new();
+        let a = spawn(&g, |g| g.write());
+        let b = spawn(&g, |g| g.write());
+        g.read();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}
+
+#[test]
+fn loom_rwsem_cancelled_timed_reader() {
+    // A timed reader queued behind a writer times out (at once, under loom) while another
+    // writer waits: its cancellation must not swallow the wakeup.
+    loom::model(|| {
+        let g = G::<DefaultPolicy>::new();
+        let a = spawn(&g, |g| {
+            if g.l.try_read_for(Duration::from_secs(1)) {
+                g.peek();
+                // SAFETY: held.
+                unsafe { g.l.read_unlock() };
+            }
+        });
+        let b = spawn(&g, |g| g.write());
+        g.write();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}
+
+#[test]
+fn loom_rwsem_cancelled_timed_writer() {
+    // A timed writer (possibly the head, possibly holding HANDOFF) gives up while a reader
+    // waits behind it.
+    loom::model(|| {
+        let g = G::<HandoffNow>::new();
+        let a = spawn(&g, |g| {
+            if g.l.try_write_for(Duration::from_secs(1)) {
+                // SAFETY: write lock held.
+                g.v.with_mut(|p| unsafe { *p += 1 });
+                // SAFETY: held.
+                unsafe { g.l.write_unlock() };
+            }
+        });
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.l.write();
+        // SAFETY: write lock held.
+        g.v.with_mut(|p| unsafe { *p += 10 });
+        // SAFETY: held.
+        unsafe { g.l.write_unlock() };
+        a.join().unwrap();
+        b.join().unwrap();
+        // SAFETY: joined.
+        let v = g.v.with(|p| unsafe { *p });
+        assert!(v == 10 || v == 11);
+        assert!(!g.l.is_locked() && !g.l.has_waiters(), "{:?}", g.l);
+    });
+}
+
+#[test]
+fn loom_rwsem_wake_flag() {
+    rrw::<WakeFlag>();
+}
+
+#[test]
+fn loom_rwsem_wake_flag_writer_then_reader() {
+    // A writer that unlocks and re-enters as a reader: one unlocker's wakeup may be in
+    // progress while the other unlocks.
+    loom::model(|| {
+        let g = G::<WakeFlag>::new();
+        let a = spawn(&g, |g| {
+            g.write();
+            g.read();
+        });
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.write();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}
+
+#[test]
+fn loom_rwsem_trylock_if_spinner() {
+    rw::<TrylockIfSpinner>();
+}
+
+/// Writer and two readers (S4: readers spin on the writer owner). At most two OSQ spinners at
+/// once for `Limited`, keeping the model within loom's branch bound.
+fn wrr<P: RwSemPolicy>() {
+    loom::model(|| {
+        let g = G::<P>::new();
+        let a = spawn(&g, |g| g.write());
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.read();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(1);
+    });
+}
+
+#[test]
+fn loom_rwsem_reader_spin_limited() {
+    wrr::<ReaderSpinLimited>();
+}
+
+#[test]
+fn loom_rwsem_reader_spin_on() {
+    // Two threads: with three, every thread may sit in the OSQ at once, and loom's relaxed
+    // loads inside the OSQ's unqueue loops make some paths exceed its branch bound.
+    loom::model(|| {
+        let g = G::<ReaderSpinOn>::new();
+        let a = spawn(&g, |g| g.write());
+        g.read();
+        a.join().unwrap();
+        g.done(1);
+    });
+}
