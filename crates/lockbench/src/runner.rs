@@ -21,7 +21,7 @@
 //! own, and the exclusion-check word on its own.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -275,6 +275,43 @@ struct WorkerOut {
     events: u64,
 }
 
+/// How long workers may take to notice STOP before the run is declared hung.
+/// A correct lock releases every worker within a few scheduler time slices;
+/// a lost wakeup or deadlock never does.
+pub fn stop_grace(threads: usize) -> Duration {
+    Duration::from_secs(10) + Duration::from_millis(50) * threads as u32
+}
+
+/// Counts a worker as finished when dropped, also when it unwinds (and then
+/// flags the run as broken so the coordinator stops waiting early).
+struct Finished<'a>(&'a AtomicUsize, &'a AtomicBool);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.1.store(true, Relaxed);
+        }
+        self.0.fetch_add(1, Relaxed);
+    }
+}
+
+/// A cell whose workers never stop cannot be joined, so the process ends
+/// here (like locktorture's hang report); exports of earlier cells are on
+/// disk already.
+#[cold]
+fn abort_hung(stuck: usize, n: usize, cfg: &CellConfig) -> ! {
+    eprintln!(
+        "lockbench: error: {stuck} of {n} workers did not finish within {:?} of the stop signal \
+         (threads {}, cs-load {}, read {}%): the lock under test lost a wakeup, deadlocked, \
+         or a worker panicked while holding it",
+        stop_grace(n),
+        cfg.threads,
+        cfg.cs_load,
+        cfg.read_pct
+    );
+    std::process::exit(1);
+}
+
 /// Sleep `secs`, waking early if a worker reported a violation.
 fn sleep_watch(secs: f64, stop: &AtomicBool) {
     let end = Instant::now() + Duration::from_secs_f64(secs.max(0.0));
@@ -296,6 +333,7 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
     let broken = CachePadded(AtomicBool::new(false));
     let first_error: Mutex<Option<String>> = Mutex::new(None);
     let barrier = Barrier::new(n + 1);
+    let finished = AtomicUsize::new(0);
     let read_pct = u64::from(cfg.read_pct.min(100));
     let outside = cfg.outside_load;
 
@@ -303,10 +341,12 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         let mut handles = Vec::with_capacity(n);
         for (tid, slot) in slots.iter().enumerate() {
             let (phase, broken, first_error, barrier) = (&phase, &broken, &first_error, &barrier);
+            let finished = &finished;
             let pin = cfg.pin;
             let h = std::thread::Builder::new()
                 .name(format!("lockbench-{tid}"))
                 .spawn_scoped(s, move || {
+                    let _finished = Finished(finished, broken);
                     if pin {
                         pin_to(tid % cpus);
                     }
@@ -385,6 +425,13 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         let t1 = Instant::now();
         let c1 = snapshot();
         phase.store(STOP, Relaxed);
+        let deadline = Instant::now() + stop_grace(n);
+        while finished.load(Relaxed) < n {
+            if Instant::now() > deadline {
+                abort_hung(n - finished.load(Relaxed), n, cfg);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
 
         let mut m = Measurement {
             elapsed_s: (t1 - t0).as_secs_f64(),
@@ -392,10 +439,14 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         };
         let mut hist = Histogram::default();
         let mut events = 0;
+        let mut panicked = false;
         for (h, (a, b)) in handles.into_iter().zip(c0.iter().zip(&c1)) {
-            let out = h
-                .join()
-                .map_err(|_| "a worker thread panicked".to_string())?;
+            // Join every worker (an unjoined panicked one would make the scope
+            // panic), then report the first failure.
+            let Ok(out) = h.join() else {
+                panicked = true;
+                continue;
+            };
             hist.merge(&out.hist);
             m.usage.add(out.usage);
             events += out.events;
@@ -403,6 +454,9 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
             m.reads += dr;
             m.writes += dw;
             m.per_thread.push(dr + dw);
+        }
+        if panicked {
+            return Err("a worker thread panicked inside the lock under test".to_string());
         }
         if let Some(e) = first_error.lock().unwrap().take() {
             return Err(e);
@@ -449,6 +503,41 @@ mod tests {
         let r = run_any::<NoLock>(&WorkSpec::Matrix, &cfg);
         let e = r.expect_err("a lock that does not exclude must fail the run");
         assert!(e.contains("mutual exclusion violated"), "{e}");
+    }
+
+    /// A lock that panics: the run reports it instead of hanging.
+    struct PanicLock;
+    impl BenchLock for PanicLock {
+        const RW: bool = false;
+        type W<'a> = ();
+        type R<'a> = ();
+        fn new() -> Self {
+            PanicLock
+        }
+        fn write(&self) {
+            panic!("PanicLock::write (expected by the test)");
+        }
+        fn read(&self) {}
+        fn try_write(&self) -> Option<()> {
+            None
+        }
+    }
+
+    #[test]
+    fn panicking_lock_is_reported() {
+        let cfg = CellConfig {
+            threads: 2,
+            cs_load: 1,
+            outside_load: 0,
+            read_pct: 0,
+            secs: 5.0,
+            warmup: 5.0,
+            pin: false,
+        };
+        let t = Instant::now();
+        let e = run_any::<PanicLock>(&WorkSpec::Matrix, &cfg).unwrap_err();
+        assert!(e.contains("panicked"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(3), "stopped early");
     }
 
     #[test]
