@@ -92,7 +92,13 @@ fn seeds(s4_threads: &[usize]) -> Vec<Seed> {
             )],
             columns: vec![(
                 "kops/s",
-                |c| format!("cs={} {}", c.cs_load, label(&c.lock)),
+                |c| {
+                    let p = match c.lock.as_str() {
+                        "kslock-rwsem" => "Deferred",
+                        l => label(l),
+                    };
+                    format!("cs={} {p}", c.cs_load)
+                },
                 kops,
             )],
         },
@@ -283,13 +289,14 @@ fn pivot(
     }
     threads.sort_unstable();
     let w = cols.iter().map(|c| c.len()).max().unwrap_or(8).max(9);
-    write!(out, "  {metric:<10}")?;
+    let mw = metric.len().max(10);
+    write!(out, "  {metric:<mw$}")?;
     for c in &cols {
         write!(out, " {c:>w$}")?;
     }
     writeln!(out)?;
     for t in threads {
-        write!(out, "  {:<10}", format!("{t} thr"))?;
+        write!(out, "  {:<mw$}", format!("{t} thr"))?;
         for c in &cols {
             let v = cells
                 .iter()
