@@ -330,7 +330,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
         )?;
         writeln!(
             out,
-            "{:>4}  {:<34} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>25}  {:>7} {:>7} {:>7}",
+            "{:>4}  {:<38} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>25}  {:>7} {:>7} {:>7}",
             "thr",
             "lock",
             "kops/s",
@@ -376,7 +376,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
             }
             writeln!(
                 out,
-                "{:>4}  {:<34} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0}{}{}",
+                "{:>4}  {:<38} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0}{}{}",
                 c.threads,
                 name,
                 fmt_kops(c.kops),
