@@ -14,9 +14,10 @@
 //! | 0 | `WAITERS` | the wait list is non-empty: unlock must take the slow path and wake the head | the first waiter to queue (wait_lock held) | the last waiter to leave (wait_lock held) |
 //! | 1 | `HANDOFF` | the head waiter lost a race after waking: the next unlock hands the lock to the head instead of releasing it | the head waiter (`try_acquire(handoff)`), only while the lock is owned and not in PICKUP | the unlocker when it hands off (wait_lock held); the last waiter to leave |
 //! | 2 | `PICKUP` | the lock was handed to the record in the owner field, which has not taken it yet | the unlocker, in the same CAS that names the head as owner (wait_lock held) | the head, when it picks the lock up |
+//! | 3 | `WOKEN` | a wakeup of the head waiter is in flight: an unlock releases without taking the wait_lock or waking anyone (as Go's `mutexWoken`) | an unlocker that queues the head's wakeup (wait_lock held) | any waiter whose park returns, before it retries; any waiter leaving the list (wait_lock held) |
 //! | 7.. | owner | the owning thread's record, 0 = free | the acquiring thread (CAS) or the handing-off unlocker | the owner (unlock) |
 //!
-//! Transitions (`T` = a thread record, `W` = WAITERS, `H` = HANDOFF, `P` = PICKUP):
+//! Transitions (`T` = a thread record, `W` = WAITERS, `H` = HANDOFF, `P` = PICKUP, `K` = WOKEN):
 //!
 //! ```text
 //! lock fast      0        -> T            (CAS, Acquire)
@@ -24,11 +25,19 @@
 //! trylock        0|W      -> T|W          (CAS, Acquire; spinners, woken waiters, try_lock)
 //! queue          x        -> x|W          (first waiter, wait_lock held)
 //! ask handoff    T|W      -> T|W|H        (head waiter after losing once)
-//! unlock slow    T|W      -> 0|W          (Release) then wake the head
+//! unlock slow    T|W      -> 0|W          (Release) then set WOKEN and wake the head
+//! unlock, woken  T|W|K    -> 0|W|K        (Release) nothing else: the woken head retries
 //! hand off       T|W|H    -> Head|W|P     (Release, wait_lock held) then wake the head
 //! pick up        Head|W|P -> Head|W       (Acquire, by the head)
 //! last leaves    T|W|H    -> T            (wait_lock held)
 //! ```
+//!
+//! No lost wakeup through `WOKEN`: an unlock skips the wakeup only if it releases the lock in
+//! an RMW that still sees `WOKEN`; the waiter that clears `WOKEN` (an RMW on the same word)
+//! re-tries the lock afterwards, before it can sleep again, so it either sees that release or a
+//! later unlock sees `WOKEN` clear and wakes the head. A waiter that leaves the list clears
+//! `WOKEN` under the wait_lock, so a wakeup owed to a departed head is re-sent to the new head
+//! (spare wakeups are harmless: parking re-checks).
 //!
 //! # Fairness
 //!
@@ -60,8 +69,12 @@ const WAITERS: usize = 1 << 0;
 const HANDOFF: usize = 1 << 1;
 /// The lock was handed to the named owner, who has not picked it up yet.
 const PICKUP: usize = 1 << 2;
+/// A wakeup of the head waiter is in flight: unlockers release without waking again.
+const WOKEN: usize = 1 << 3;
 /// All flag bits.
-const FLAGS_MASK: usize = WAITERS | HANDOFF | PICKUP;
+const FLAGS_MASK: usize = WAITERS | HANDOFF | PICKUP | WOKEN;
+/// Handoffs an unlocker may withhold from a sleeping head waiter before it hands off anyway.
+const MAX_HANDOFF_DENIALS: u32 = 2;
 
 #[inline]
 fn owner_of(word: usize) -> usize {
@@ -386,7 +399,11 @@ impl<P: MutexPolicy> RawMutex<P> {
     ) -> bool {
         let mut first = false;
         let acquired = loop {
-            // wait_lock held here. A handoff to us is picked up here, ordered by the wait_lock.
+            // wait_lock held here. Before every retry that may be followed by a sleep, clear
+            // WOKEN so that a later unlock wakes the head again (module doc). This also covers a
+            // condvar waiter that was woken after being requeued onto this mutex.
+            self.owner.fetch_and(!WOKEN, Relaxed);
+            // A handoff to us is picked up here, ordered by the wait_lock.
             if self.try_acquire(me, first).is_ok() {
                 break true;
             }
@@ -407,7 +424,10 @@ impl<P: MutexPolicy> RawMutex<P> {
         // SAFETY: wait_lock held, `w` linked.
         if unsafe { self.list.remove(w) } {
             // Last waiter gone: no one to wake, no one to hand to.
-            self.owner.fetch_and(!(WAITERS | HANDOFF), Relaxed);
+            self.owner.fetch_and(!(WAITERS | HANDOFF | WOKEN), Relaxed);
+        } else {
+            // A wakeup in flight may have been meant for us: let the next unlock wake the head.
+            self.owner.fetch_and(!WOKEN, Relaxed);
         }
         self.wait_lock.unlock();
         if acquired {
@@ -430,12 +450,13 @@ impl<P: MutexPolicy> RawMutex<P> {
             if o & HANDOFF != 0 || (fair && o & WAITERS != 0) {
                 break true;
             }
-            // Release the lock, keeping WAITERS: Release pairs with the next acquirer's Acquire.
+            // Release the lock, keeping WAITERS and WOKEN: Release pairs with the next acquirer's
+            // Acquire. No waiters, or a woken head already on its way: done.
             match self
                 .owner
-                .compare_exchange(o, o & WAITERS, Release, Relaxed)
+                .compare_exchange(o, o & (WAITERS | WOKEN), Release, Relaxed)
             {
-                Ok(_) if o & WAITERS == 0 => return,
+                Ok(_) if o & WAITERS == 0 || o & WOKEN != 0 => return,
                 Ok(_) => break false,
                 Err(x) => o = x,
             }
@@ -447,24 +468,41 @@ impl<P: MutexPolicy> RawMutex<P> {
             // SAFETY: linked waiters are alive while the wait_lock is held.
             wake.push(unsafe { (*head).rec });
         }
-        if handoff {
-            let mut o = self.owner.load(Relaxed);
-            loop {
-                let new = if head.is_null() {
-                    // The waiters left meanwhile (and cleared WAITERS): plain release.
-                    o & WAITERS
-                } else {
-                    // SAFETY: as above.
-                    unsafe { (*head).rec.as_owner() | PICKUP | (o & WAITERS) }
-                };
-                // Release pairs with the head's Acquire pick-up (or the next acquirer).
-                match self
-                    .owner
-                    .compare_exchange(o, new & !HANDOFF, Release, Relaxed)
-                {
-                    Ok(_) => break,
-                    Err(x) => o = x,
-                }
+        // A head that sleeps cannot pick the lock up before its wakeup lands (≈ 2–30 µs): handing
+        // it the lock would leave the lock idle that long. Release instead and let it re-ask once
+        // it runs, at most MAX_HANDOFF_DENIALS times, which keeps its wait bounded.
+        // `unlock_fair` always hands off.
+        let handoff = handoff
+            && (fair
+                || head.is_null()
+                // SAFETY: linked waiters are alive while the wait_lock is held.
+                || unsafe { !(*head).rec.is_parked() || (*head).deny_handoff() > MAX_HANDOFF_DENIALS });
+        let mut o = self.owner.load(Relaxed);
+        loop {
+            let woken = if head.is_null() { 0 } else { WOKEN };
+            let new = if handoff && !head.is_null() {
+                // SAFETY: as above.
+                unsafe { (*head).rec.as_owner() | PICKUP | (o & WAITERS) | woken }
+            } else if owner_of(o) == mine {
+                // Plain release (no handoff, or the waiters left meanwhile), keeping WAITERS.
+                (o & WAITERS) | woken
+            } else if woken != 0 && o & WOKEN == 0 {
+                // Released before taking the wait_lock (no handoff was due): mark the wakeup we
+                // are about to send, leaving the current owner's bits (HANDOFF too) alone.
+                o | WOKEN
+            } else {
+                break;
+            };
+            // Release pairs with the head's Acquire pick-up (or the next acquirer). Our own
+            // release or handoff consumes HANDOFF; a foreign owner's word keeps it.
+            let new = if owner_of(o) == mine {
+                new & !HANDOFF
+            } else {
+                new
+            };
+            match self.owner.compare_exchange(o, new, Release, Relaxed) {
+                Ok(_) => break,
+                Err(x) => o = x,
             }
         }
         self.wait_lock.unlock();
@@ -605,6 +643,9 @@ mod tests {
     #[should_panic(expected = "does not hold it")]
     fn unlock_by_another_thread_panics() {
         let m = std::sync::Arc::new(RawMutex::<DefaultPolicy>::new());
+        // Register this thread first: records of exited threads are reused, and the locker's
+        // record must not become ours.
+        assert!(!m.is_owned_by_current_thread());
         let m2 = m.clone();
         std::thread::spawn(move || m2.lock()).join().unwrap();
         // SAFETY: deliberately violated to test the misuse check.

@@ -15,6 +15,7 @@
 //! | R3 owner not on my CPU | `ThreadRec::cpu` (rseq cpu_id, refreshed on every slow-path event of the owner) | the owner last ran on the CPU this spinner occupies: it cannot be running, spinning only delays it |
 //! | R4 one poller per lock | the OSQ ([`crate::osq`]) | (structural: only the OSQ head polls the lock word; the mutex head waiter is the one extra, as in the kernel) |
 //! | R5 budget | ticks since the spin began, read every 16 steps | the time spent exceeds the lock's adaptive budget |
+//! | R6 poll backoff | — | (not a stop rule) between two polls of the lock word under the same owner, wait 1, 2, 4 … up to 32 pauses: every poll pulls the lock's cache line away from the running owner (a cross-CPU round trip of 90–430 ns here), so polling every pause slows the owner the spinner waits for |
 //!
 //! # Budgets (R5)
 //!
@@ -53,6 +54,8 @@ const CAP_MIN_NS: u64 = 4_000;
 const CAP_MAX_NS: u64 = 40_000;
 /// The clock is read every this many steps (rdtsc ≈ 10 ns vs pause ≈ 27 ns).
 const CLOCK_EVERY: u32 = 16;
+/// Most pauses between two polls of an unchanged owner (≈ 0.9 µs at 27 ns a pause).
+const MAX_POLL_PAUSES: u32 = 32;
 
 /// The calibrated cap and the tick rate, computed once.
 #[derive(Clone, Copy)]
@@ -154,6 +157,9 @@ pub(crate) struct Spin<'a> {
     budget_ns: u32,
     steps: u32,
     my_cpu: u32,
+    /// Pauses before the next poll of the same owner (R6 backoff), and that owner.
+    poll_pauses: u32,
+    last_owner: *const ThreadRec,
 }
 
 impl<'a> Spin<'a> {
@@ -170,6 +176,8 @@ impl<'a> Spin<'a> {
             budget_ns,
             steps: 0,
             my_cpu: me.cpu.load(Relaxed),
+            poll_pauses: 1,
+            last_owner: core::ptr::null(),
         }
     }
 
@@ -203,13 +211,23 @@ impl<'a> Spin<'a> {
         Ok(())
     }
 
-    /// One step on an owner: `Err(OwnerNotRunning)` if R2/R3 say it cannot run, else `step`.
+    /// Waits before the next poll of a lock held by `owner`: `Err(OwnerNotRunning)` if R2/R3
+    /// say it cannot run, else R6: pause `poll_pauses` steps (each under R5), doubling them up
+    /// to `MAX_POLL_PAUSES` while the owner stays the same, back to 1 when it changes.
     #[inline]
     pub(crate) fn step_on(&mut self, owner: &ThreadRec) -> Result<(), Stop> {
         if !self.owner_running(owner) {
             return Err(Stop::OwnerNotRunning);
         }
-        self.step()
+        if !core::ptr::eq(owner, self.last_owner) {
+            self.last_owner = owner;
+            self.poll_pauses = 1;
+        }
+        for _ in 0..self.poll_pauses {
+            self.step()?;
+        }
+        self.poll_pauses = (self.poll_pauses * 2).min(MAX_POLL_PAUSES);
+        Ok(())
     }
 
     /// One OSQ step behind a predecessor that last reported `cpu` (R2/R3 on the node's view).

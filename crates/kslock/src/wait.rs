@@ -123,6 +123,8 @@ pub(crate) struct Waiter {
     pub(crate) timeout_ns: u64,
     /// rwsem: this (head) waiter's HANDOFF reservation is set. Guarded by the wait_lock.
     pub(crate) handoff_set: UnsafeCell<bool>,
+    /// mutex: handoffs withheld from this waiter because it was asleep. Guarded by the wait_lock.
+    denials: UnsafeCell<u32>,
 }
 
 impl Waiter {
@@ -135,6 +137,7 @@ impl Waiter {
             state: AtomicU32::new(state),
             timeout_ns: 0,
             handoff_set: UnsafeCell::new(false),
+            denials: UnsafeCell::new(0),
         }
     }
 
@@ -155,6 +158,13 @@ impl Waiter {
     /// Sets the handoff flag (wait_lock held).
     pub(crate) fn set_handoff(&self, v: bool) {
         Self::set(&self.handoff_set, v)
+    }
+
+    /// Counts one withheld handoff and returns the new count (wait_lock held).
+    pub(crate) fn deny_handoff(&self) -> u32 {
+        let n = Self::get(&self.denials) + 1;
+        Self::set(&self.denials, n);
+        n
     }
 }
 
@@ -313,10 +323,6 @@ impl<const N: usize> WakeQ<N> {
     pub(crate) fn push(&mut self, rec: &'static ThreadRec) {
         self.recs[self.len] = Some(rec);
         self.len += 1;
-    }
-
-    pub(crate) fn is_full(&self) -> bool {
-        self.len == N
     }
 
     /// Unparks every queued record. Call after dropping the wait_lock.

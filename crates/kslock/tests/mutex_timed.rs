@@ -179,7 +179,7 @@ fn signals_interrupting_waiters_lose_nothing() {
     // SAFETY: installing a no-op handler without SA_RESTART so futex waits return EINTR.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = noop_handler as usize;
+        sa.sa_sigaction = noop_handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
         sa.sa_flags = 0;
         libc::sigemptyset(&mut sa.sa_mask);
         assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);

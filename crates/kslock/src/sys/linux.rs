@@ -1,6 +1,6 @@
 //! Linux implementation of the system layer.
 
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::AtomicU32;
 use std::sync::OnceLock;
 
 use super::{Deadline, TimedOut};
@@ -183,6 +183,7 @@ fn rseq_offset() -> isize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sync::Ordering;
 
     #[test]
     fn wait_returns_at_once_on_value_mismatch() {
