@@ -210,15 +210,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// The calling thread holds the mutex. (Violations are detected and panic: see "Misuse".)
     #[inline]
     pub unsafe fn unlock(&self) {
-        let me = current();
-        // Release pairs with the Acquire of the next acquisition.
-        if self
-            .owner
-            .compare_exchange(me.as_owner(), 0, Release, Relaxed)
-            .is_err()
-        {
-            self.unlock_slow(me, false);
-        }
+        self.release(false);
     }
 
     /// Releases the mutex and, if anyone waits, hands it directly to the head waiter.
@@ -226,13 +218,20 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// # Safety
     /// The calling thread holds the mutex.
     pub unsafe fn unlock_fair(&self) {
+        self.release(true);
+    }
+
+    /// The unlock fast path: one CAS from "held by me, no flags" to 0.
+    #[inline]
+    fn release(&self, fair: bool) {
         let me = current();
+        // Release pairs with the Acquire of the next acquisition.
         if self
             .owner
             .compare_exchange(me.as_owner(), 0, Release, Relaxed)
             .is_err()
         {
-            self.unlock_slow(me, true);
+            self.unlock_slow(me, fair);
         }
     }
 
@@ -327,16 +326,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
         };
         self.osq.unlock(me, P::OSQ_LAYOUT);
-        match r {
-            Ok(()) => {
-                spin.succeeded();
-                true
-            }
-            Err(stop) => {
-                spin.failed(stop);
-                false
-            }
-        }
+        spin.finish(r)
     }
 
     /// The head waiter's spin (no OSQ, concurrent with the OSQ head, as in the kernel): keeps

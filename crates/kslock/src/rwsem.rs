@@ -658,16 +658,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
         };
         self.osq.unlock(me, P::OSQ_LAYOUT);
-        match res {
-            Ok(()) => {
-                spin.succeeded();
-                true
-            }
-            Err(e) => {
-                spin.failed(e);
-                false
-            }
-        }
+        spin.finish(res)
     }
 
     // ---------------------------------------------------------------------------------------
@@ -885,16 +876,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
         };
         self.osq.unlock(me, P::OSQ_LAYOUT);
-        match res {
-            Ok(()) => {
-                spin.succeeded();
-                true
-            }
-            Err(e) => {
-                spin.failed(e);
-                false
-            }
-        }
+        spin.finish(res)
     }
 
     /// The writer slow path. Returns whether the lock is held (false only past `deadline`).

@@ -246,6 +246,22 @@ impl<'a> Spin<'a> {
         self.stats.record_success(ns.min(u32::MAX as u64) as u32);
     }
 
+    /// Ends the spin with its outcome (`Ok`: the lock was acquired), feeding the lock's
+    /// statistics as [`succeeded`](Self::succeeded) / [`failed`](Self::failed) do; returns
+    /// whether the lock was acquired.
+    pub(crate) fn finish(self, outcome: Result<(), Stop>) -> bool {
+        match outcome {
+            Ok(()) => {
+                self.succeeded();
+                true
+            }
+            Err(why) => {
+                self.failed(why);
+                false
+            }
+        }
+    }
+
     /// The spin ended without the lock; `why` decides whether the budget shrinks.
     pub(crate) fn failed(self, why: Stop) {
         if why == Stop::Budget {

@@ -2,7 +2,6 @@
 #![cfg(not(kslock_loom))]
 
 use kslock::{Mutex, RawMutex};
-use lock_api::RawMutex as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
