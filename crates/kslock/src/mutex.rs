@@ -99,9 +99,9 @@ unsafe fn rec_of(owner: usize) -> &'static ThreadRec {
 #[repr(C)]
 pub struct RawMutex<P: MutexPolicy = DefaultPolicy> {
     owner: AtomicUsize,
+    list: WaitList,
     wait_lock: WaitLock,
     osq: Osq,
-    list: WaitList,
     stats: SpinStats,
     _policy: PhantomData<fn() -> P>,
 }

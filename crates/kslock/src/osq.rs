@@ -16,6 +16,7 @@
 //! | `node.next` | 0 or the successor's id | the successor (links itself); the node itself (unqueue steps A/B, unlock) |
 //! | `node.prev` | the predecessor's id (valid while queued) | the node on entry; a leaving predecessor (step C) |
 //! | `node.locked` | 1 = this node is the queue head (may poll the lock) | reset by the node on entry; set once by its predecessor |
+//! | `spinners` (in the lock) | spinners admitted, ≤ online CPUs − 1 | +1 on admission, −1 on unlock or abandon (not a kernel field; see `Osq`) |
 //! | `node.cpu` | CPU the node's thread runs on; polled by the successor (seed S1) | the node's thread on entry: always (`Packed`) or only if changed (`SplitIdLine`) |
 //!
 //! # Memory orderings
@@ -72,11 +73,36 @@ fn node(rec: &ThreadRec, layout: OsqLayout) -> Node<'_> {
     }
 }
 
-/// The queue: one word in the lock. All-zero = empty.
+/// The queue: two words in the lock. All-zero = empty.
 #[derive(Debug)]
-#[repr(transparent)]
 pub(crate) struct Osq {
     tail: AtomicU32,
+    /// Spinners admitted (queued or head); at most [`max_spinners`]. Not a kernel field: a
+    /// kernel spinner runs with preemption off, so an OSQ never holds more spinners than CPUs;
+    /// a user-space one can, and a spinner beyond `CPUs - 1` can only run by taking the CPU an
+    /// owner or another spinner needs.
+    spinners: AtomicU32,
+}
+
+/// Most spinners one OSQ admits: online CPUs − 1 (one CPU is left for the owner), at least 1.
+fn max_spinners() -> u32 {
+    #[cfg(not(kslock_loom))]
+    {
+        use core::sync::atomic::{AtomicU32 as StdU32, Ordering as O};
+        static MAX: StdU32 = StdU32::new(0);
+        let m = MAX.load(O::Relaxed);
+        if m != 0 {
+            return m;
+        }
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let m = cpus.saturating_sub(1).max(1);
+        MAX.store(m, O::Relaxed);
+        m
+    }
+    #[cfg(kslock_loom)]
+    {
+        8 // loom models have at most 3 spinners; admission is plain counting
+    }
 }
 
 impl Osq {
@@ -84,12 +110,14 @@ impl Osq {
     pub(crate) const fn new() -> Self {
         Osq {
             tail: AtomicU32::new(0),
+            spinners: AtomicU32::new(0),
         }
     }
     #[cfg(kslock_loom)]
     pub(crate) fn new() -> Self {
         Osq {
             tail: AtomicU32::new(0),
+            spinners: AtomicU32::new(0),
         }
     }
 
@@ -108,6 +136,20 @@ impl Osq {
         layout: OsqLayout,
         spin: &mut Spin<'_>,
     ) -> bool {
+        // Admission (Relaxed: a counter, not a handover; the queue itself orders the nodes).
+        if self.spinners.fetch_add(1, Relaxed) >= max_spinners() {
+            self.spinners.fetch_sub(1, Relaxed);
+            return false;
+        }
+        if self.join(me, layout, spin) {
+            return true;
+        }
+        self.spinners.fetch_sub(1, Relaxed);
+        false
+    }
+
+    /// `lock` after admission.
+    fn join(&self, me: &'static ThreadRec, layout: OsqLayout, spin: &mut Spin<'_>) -> bool {
         let n = node(me, layout);
         let cpu = me.cpu.load(Relaxed);
         n.locked.store(0, Relaxed);
@@ -204,6 +246,7 @@ impl Osq {
 
     /// Leaves the head position, granting it to the successor if there is one.
     pub(crate) fn unlock(&self, me: &'static ThreadRec, layout: OsqLayout) {
+        self.spinners.fetch_sub(1, Relaxed);
         if self
             .tail
             .compare_exchange(me.id(), 0, Release, Relaxed)

@@ -11,7 +11,8 @@
 //! | 0 | `WRITER_LOCKED` | a writer holds the lock | set by the writer's CAS (fast path, spinner, `try_write_lock` under the wait_lock); cleared by `write_unlock` / `downgrade` (the holder) |
 //! | 1 | `WAITERS` | the wait list is non-empty (unlock must wake) | set and cleared **only under the wait_lock**, in the same RMW as the list change's count effect |
 //! | 2 | `HANDOFF` | the lock is reserved for the head waiter: no fast-path reader, stealing reader, spinning or non-first writer may take it | set **only under the wait_lock** (a writer past its timeout in `try_write_lock`; `mark_wake` when a writer stole the lock from a head reader past its timeout); cleared only under the wait_lock (the head takes the lock, readers are granted, or the list empties) |
-//! | 3–7 | — | reserved (0) | — |
+//! | 3 | `WOKEN` | a wakeup of the head **writer** is in flight: unlocks skip `rwsem_wake` (no wait_lock, no second wake); not a kernel bit (Go's `mutexWoken`, kslock's mutex `WOKEN`) | set under the wait_lock by `mark_wake` when it queues the head writer's wakeup | cleared under the wait_lock by a queued writer before each retry, and when a waiter leaves the list |
+//! | 4–7 | — | reserved (0) | — |
 //! | 8–62 | readers | reader count, `READER_BIAS` = 1 << 8 | any reader (add/sub), `mark_wake` (adds the biases of granted readers) |
 //! | 63 | `READ_FAIL` | overflow / underflow guard: never set in a valid state | — (a reader that sees it panics) |
 //!
@@ -147,6 +148,13 @@ type State = u64;
 const WRITER_LOCKED: State = 1 << 0;
 /// The wait list is non-empty (wait_lock held to change).
 const WAITERS: State = 1 << 1;
+/// A wakeup of the head writer is in flight: unlockers need not wake (wait_lock held to set).
+///
+/// No lost wakeup: an unlock skips `wake` only if its count RMW saw `WOKEN`; the woken writer
+/// clears `WOKEN` (an RMW on the same word) before it retries, so either its retry sees that
+/// unlock or a later unlock sees `WOKEN` clear and wakes the head again. A waiter leaving the
+/// list clears it, so a wakeup owed to a departed head is re-sent to the new one.
+const WOKEN: State = 1 << 3;
 /// The lock is reserved for the head waiter (wait_lock held to change).
 const HANDOFF: State = 1 << 2;
 /// Reader count position.
@@ -419,7 +427,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// waiters (also used for phantom biases, which may have hidden the release from others).
     #[inline]
     fn after_reader_release(&self, c: State) {
-        if c & (LOCK_MASK | WAITERS) == WAITERS {
+        if c & (LOCK_MASK | WAITERS | WOKEN) == WAITERS {
             self.clear_nonspinnable();
             self.wake();
         }
@@ -731,7 +739,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             self.count.fetch_add(WRITER_LOCKED, Relaxed);
             misuse("write_unlock of a lock that is not write-locked");
         }
-        if old & WAITERS != 0 {
+        if old & (WAITERS | WOKEN) == WAITERS {
             self.wake();
         }
     }
@@ -915,7 +923,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
         }
         loop {
-            // wait_lock held here.
+            // wait_lock held here. Clear WOKEN before every retry that may end in a sleep.
+            self.count.fetch_and(!WOKEN, Relaxed);
             // SAFETY: wait_lock held; `w` is linked.
             let handoff = match unsafe { self.try_write_lock(&w, me) } {
                 Ok(()) => {
@@ -993,7 +1002,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 }
                 c | HANDOFF
             } else {
-                let mut new = (c | WRITER_LOCKED) & !HANDOFF;
+                let mut new = (c | WRITER_LOCKED) & !(HANDOFF | WOKEN);
                 if only {
                     new &= !WAITERS;
                 }
@@ -1057,10 +1066,14 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         let was_first = self.wait_list.is_first(w);
         // SAFETY: caller contract.
         if unsafe { self.wait_list.remove(w) } {
-            self.count.fetch_and(!(WAITERS | HANDOFF), Relaxed);
-        } else if was_first {
-            // SAFETY: wait_lock held.
-            unsafe { self.mark_wake(WakeType::Any, wq) };
+            self.count.fetch_and(!(WAITERS | HANDOFF | WOKEN), Relaxed);
+        } else {
+            // A wakeup in flight may have been ours: let the next unlock wake the new head.
+            self.count.fetch_and(!WOKEN, Relaxed);
+            if was_first {
+                // SAFETY: wait_lock held.
+                unsafe { self.mark_wake(WakeType::Any, wq) };
+            }
         }
     }
 
@@ -1154,6 +1167,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if head.kind == Kind::Write {
             if wt == WakeType::Any {
                 wq.push(head.rec);
+                self.count.fetch_or(WOKEN, Relaxed);
                 return true;
             }
             return false;
@@ -1200,7 +1214,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         let c = self.count.load(Relaxed); // HANDOFF/WAITERS only change under the wait_lock
         let mut adj = (woken as State * READER_BIAS).wrapping_sub(trial);
         if !writers && !more {
-            adj = adj.wrapping_sub(WAITERS);
+            adj = adj.wrapping_sub(WAITERS | (c & WOKEN));
         }
         if c & HANDOFF != 0 {
             adj = adj.wrapping_sub(HANDOFF); // the head reader's reservation is used up
@@ -1355,7 +1369,7 @@ mod tests {
     #[test]
     fn masks_are_disjoint() {
         assert_eq!(
-            READER_MASK & (WRITER_LOCKED | WAITERS | HANDOFF | READ_FAIL),
+            READER_MASK & (WRITER_LOCKED | WAITERS | HANDOFF | WOKEN | READ_FAIL),
             0
         );
         assert_eq!(READER_MASK.count_ones(), 55);
