@@ -6,8 +6,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+/// These tests time things (holds, timeouts, signal storms): run them one at a time so that
+/// their threads do not take each other's CPUs on a 2-CPU machine.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn try_lock_for_times_out_and_leaves_the_lock_consistent() {
+    let _serial = heavy();
     let m = Arc::new(Mutex::new(5));
     let g = m.lock();
     let m2 = m.clone();
@@ -32,6 +41,7 @@ fn try_lock_for_times_out_and_leaves_the_lock_consistent() {
 
 #[test]
 fn try_lock_until_succeeds_when_released_in_time() {
+    let _serial = heavy();
     let m = Arc::new(Mutex::new(()));
     let g = m.lock();
     let m2 = m.clone();
@@ -50,6 +60,7 @@ fn try_lock_until_succeeds_when_released_in_time() {
 
 #[test]
 fn many_timed_waiters_cancel_without_losing_the_untimed_one() {
+    let _serial = heavy();
     // Timed waiters leave the queue around an untimed one; the untimed one must still be woken.
     for _ in 0..20 {
         let m = Arc::new(Mutex::new(0u32));
@@ -79,14 +90,17 @@ fn many_timed_waiters_cancel_without_losing_the_untimed_one() {
 
 #[test]
 fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
+    let _serial = heavy();
     let m = Arc::new(RawMutex::<kslock::policy::DefaultPolicy>::new());
-    // A running owner that releases within a few µs: try_lock_spin succeeds, try_lock fails.
+    // A running owner that releases within 2 µs: a lone try_lock_spin (no other spinner, so the
+    // OSQ admits it) succeeds, where try_lock would fail. The owner waits for each attempt
+    // before it locks again, so it never competes for the lock or the spinner slot itself.
     let m2 = m.clone();
     let held = Arc::new(AtomicBool::new(false));
-    let held2 = held.clone();
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let (held2, attempts2) = (held.clone(), attempts.clone());
     let h = std::thread::spawn(move || {
-        let mut wins = 0;
-        for _ in 0..200 {
+        for round in 0..200 {
             m2.lock();
             held2.store(true, Release);
             let t0 = Instant::now();
@@ -94,12 +108,13 @@ fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
             held2.store(false, Release);
             // SAFETY: held by this thread.
             unsafe { m2.unlock() };
+            // Wait (bounded) for the trier's attempt on this round, then for it to unlock.
+            let t0 = Instant::now();
+            while attempts2.load(Acquire) <= round && t0.elapsed() < Duration::from_millis(5) {}
             while m2.is_locked() {
                 std::hint::spin_loop();
             }
-            wins += 1;
         }
-        wins
     });
     let (mut spin_ok, mut tries) = (0, 0);
     while !h.is_finished() {
@@ -110,15 +125,18 @@ fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
                 // SAFETY: acquired above.
                 unsafe { m.unlock() };
             }
+            attempts.fetch_add(1, Release);
+            while held.load(Acquire) {
+                std::hint::spin_loop();
+            }
         }
     }
     h.join().unwrap();
-    if tries > 20 {
-        assert!(
-            spin_ok * 2 >= tries,
-            "try_lock_spin should mostly win against a 2 µs hold: {spin_ok}/{tries}"
-        );
-    }
+    assert!(tries > 20, "the trier saw too few holds: {tries}");
+    assert!(
+        spin_ok * 2 >= tries,
+        "try_lock_spin should mostly win against a running 2 µs hold: {spin_ok}/{tries}"
+    );
 
     // A sleeping owner: try_lock_spin fails promptly (the owner is not running).
     let m3 = m.clone();
@@ -143,6 +161,7 @@ fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
 
 #[test]
 fn unlock_fair_hands_the_lock_to_the_waiter() {
+    let _serial = heavy();
     let m = Arc::new(RawMutex::<kslock::policy::DefaultPolicy>::new());
     m.lock();
     let m2 = m.clone();
@@ -173,6 +192,7 @@ extern "C" fn noop_handler(_: libc::c_int) {}
 
 #[test]
 fn signals_interrupting_waiters_lose_nothing() {
+    let _serial = heavy();
     // Waiters sleeping in futex_wait get EINTR from a signal storm; the lock must still be
     // handed through every waiter and the shared count must be exact.
     // SAFETY: installing a no-op handler without SA_RESTART so futex waits return EINTR.
