@@ -31,7 +31,7 @@
 use crate::mutex::RawMutex;
 use crate::policy::MutexPolicy;
 use crate::spin::SpinStats;
-use crate::sync::{AtomicUsize, Ordering::*};
+use crate::sync::{loom_const_fn, AtomicUsize, Ordering::*};
 use crate::sys::{self, Deadline};
 use crate::thread::current;
 use crate::wait::{Kind, WaitList, WaitLock, Waiter, WakeQ};
@@ -72,25 +72,15 @@ impl WaitTimeoutResult {
 }
 
 impl Condvar {
-    /// A new condvar with no waiters.
-    #[cfg(not(kslock_loom))]
-    pub const fn new() -> Self {
-        Condvar {
-            lock: WaitLock::new(),
-            list: WaitList::new(),
-            mutex: AtomicUsize::new(0),
-            stats: SpinStats::new(),
-        }
-    }
-
-    /// A new condvar with no waiters.
-    #[cfg(kslock_loom)]
-    pub fn new() -> Self {
-        Condvar {
-            lock: WaitLock::new(),
-            list: WaitList::new(),
-            mutex: AtomicUsize::new(0),
-            stats: SpinStats::new(),
+    loom_const_fn! {
+        /// A new condvar with no waiters.
+        pub fn new() -> Self {
+            Condvar {
+                lock: WaitLock::new(),
+                list: WaitList::new(),
+                mutex: AtomicUsize::new(0),
+                stats: SpinStats::new(),
+            }
         }
     }
 

@@ -58,7 +58,7 @@ use core::marker::PhantomData;
 use crate::osq::Osq;
 use crate::policy::{DefaultPolicy, MutexPolicy};
 use crate::spin::{Spin, SpinStats, Stop};
-use crate::sync::{AtomicUsize, Ordering::*};
+use crate::sync::{loom_const_fn, AtomicUsize, Ordering::*};
 use crate::sys::{self, Deadline};
 use crate::thread::{current, ThreadRec};
 use crate::wait::{Kind, WaitList, WaitLock, Waiter, WakeQ};
@@ -126,29 +126,17 @@ impl<P: MutexPolicy> Default for RawMutex<P> {
 }
 
 impl<P: MutexPolicy> RawMutex<P> {
-    /// A new, unlocked mutex (all-zero).
-    #[cfg(not(kslock_loom))]
-    pub const fn new() -> Self {
-        RawMutex {
-            owner: AtomicUsize::new(0),
-            wait_lock: WaitLock::new(),
-            osq: Osq::new(),
-            list: WaitList::new(),
-            stats: SpinStats::new(),
-            _policy: PhantomData,
-        }
-    }
-
-    /// A new, unlocked mutex (all-zero).
-    #[cfg(kslock_loom)]
-    pub fn new() -> Self {
-        RawMutex {
-            owner: AtomicUsize::new(0),
-            wait_lock: WaitLock::new(),
-            osq: Osq::new(),
-            list: WaitList::new(),
-            stats: SpinStats::new(),
-            _policy: PhantomData,
+    loom_const_fn! {
+        /// A new, unlocked mutex (all-zero).
+        pub fn new() -> Self {
+            RawMutex {
+                owner: AtomicUsize::new(0),
+                wait_lock: WaitLock::new(),
+                osq: Osq::new(),
+                list: WaitList::new(),
+                stats: SpinStats::new(),
+                _policy: PhantomData,
+            }
         }
     }
 
@@ -187,20 +175,21 @@ impl<P: MutexPolicy> RawMutex<P> {
 
     /// Acquires the mutex unless `timeout` passes first. `true` = acquired.
     pub fn try_lock_for(&self, timeout: std::time::Duration) -> bool {
-        let me = current();
-        self.owner
-            .compare_exchange(0, me.as_owner(), Acquire, Relaxed)
-            .is_ok()
-            || self.lock_contended(me, Some(sys::deadline_after(timeout)))
+        self.lock_until(sys::deadline_after(timeout))
     }
 
     /// Acquires the mutex unless `deadline` passes first. `true` = acquired.
     pub fn try_lock_until(&self, deadline: std::time::Instant) -> bool {
+        self.lock_until(sys::deadline_from_instant(deadline))
+    }
+
+    /// `lock` with a monotonic deadline (ns): the fast path, then the timed slow path.
+    fn lock_until(&self, deadline: u64) -> bool {
         let me = current();
         self.owner
             .compare_exchange(0, me.as_owner(), Acquire, Relaxed)
             .is_ok()
-            || self.lock_contended(me, Some(sys::deadline_from_instant(deadline)))
+            || self.lock_contended(me, Some(deadline))
     }
 
     /// Releases the mutex. Sleeping waiters may be overtaken by running lockers (see the
@@ -315,16 +304,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             spin.failed(Stop::OwnerNotRunning);
             return false;
         }
-        let r = loop {
-            match self.try_acquire(me, false) {
-                Ok(()) => break Ok(()),
-                Err(owner) => {
-                    if let Err(stop) = self.spin_on_owner(owner, &mut spin) {
-                        break Err(stop);
-                    }
-                }
-            }
-        };
+        let r = self.poll(me, false, &mut spin);
         self.osq.unlock(me, P::OSQ_LAYOUT);
         spin.finish(r)
     }
@@ -333,18 +313,17 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// HANDOFF requested and polls until it gets the lock or the spin must stop.
     fn waiter_spin(&self, me: &'static ThreadRec) -> bool {
         let mut spin = Spin::new(&self.stats, me);
+        let r = self.poll(me, true, &mut spin);
+        spin.finish(r)
+    }
+
+    /// The spinner's loop: try the lock (asking for `handoff` if so told), and while it is held
+    /// spin on its owner; `Ok` once acquired, `Err` when the spin must stop.
+    fn poll(&self, me: &'static ThreadRec, handoff: bool, spin: &mut Spin<'_>) -> Result<(), Stop> {
         loop {
-            match self.try_acquire(me, true) {
-                Ok(()) => {
-                    spin.succeeded();
-                    return true;
-                }
-                Err(owner) => {
-                    if let Err(stop) = self.spin_on_owner(owner, &mut spin) {
-                        spin.failed(stop);
-                        return false;
-                    }
-                }
+            match self.try_acquire(me, handoff) {
+                Ok(()) => return Ok(()),
+                Err(owner) => self.spin_on_owner(owner, spin)?,
             }
         }
     }

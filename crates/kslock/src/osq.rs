@@ -38,7 +38,7 @@
 
 use crate::policy::OsqLayout;
 use crate::spin::{protocol_wait, Spin, Stop};
-use crate::sync::{AtomicU32, Ordering::*};
+use crate::sync::{loom_const_fn, AtomicU32, Ordering::*};
 use crate::thread::{by_id, ThreadRec};
 
 /// Borrowed fields of a node in either layout.
@@ -106,18 +106,12 @@ fn max_spinners() -> u32 {
 }
 
 impl Osq {
-    #[cfg(not(kslock_loom))]
-    pub(crate) const fn new() -> Self {
-        Osq {
-            tail: AtomicU32::new(0),
-            spinners: AtomicU32::new(0),
-        }
-    }
-    #[cfg(kslock_loom)]
-    pub(crate) fn new() -> Self {
-        Osq {
-            tail: AtomicU32::new(0),
-            spinners: AtomicU32::new(0),
+    loom_const_fn! {
+        pub(crate) fn new() -> Self {
+            Osq {
+                tail: AtomicU32::new(0),
+                spinners: AtomicU32::new(0),
+            }
         }
     }
 

@@ -136,7 +136,7 @@ use core::marker::PhantomData;
 use crate::osq::Osq;
 use crate::policy::{DefaultPolicy, ReaderOwnedSpin, ReaderSpin, RwSemPolicy, WakePolicy};
 use crate::spin::{Spin, SpinStats, Stop};
-use crate::sync::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use crate::sync::{fence, loom_const_fn, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use crate::sys::{self, Deadline};
 use crate::thread::{current, ThreadRec};
 use crate::wait::{Kind, WaitList, WaitLock, Waiter, WakeQ};
@@ -291,33 +291,19 @@ impl<P: RwSemPolicy> Default for RawRwSem<P> {
 }
 
 impl<P: RwSemPolicy> RawRwSem<P> {
-    /// An unlocked rw-semaphore (all-zero).
-    #[cfg(not(kslock_loom))]
-    pub const fn new() -> Self {
-        RawRwSem {
-            count: AtomicU64::new(0),
-            owner: AtomicUsize::new(0),
-            wait_list: WaitList::new(),
-            osq: Osq::new(),
-            wait_lock: WaitLock::new(),
-            stats: SpinStats::new(),
-            aux: AtomicU32::new(0),
-            _policy: PhantomData,
-        }
-    }
-
-    /// An unlocked rw-semaphore (loom build: atomics have no `const fn new`).
-    #[cfg(kslock_loom)]
-    pub fn new() -> Self {
-        RawRwSem {
-            count: AtomicU64::new(0),
-            owner: AtomicUsize::new(0),
-            wait_list: WaitList::new(),
-            osq: Osq::new(),
-            wait_lock: WaitLock::new(),
-            stats: SpinStats::new(),
-            aux: AtomicU32::new(0),
-            _policy: PhantomData,
+    loom_const_fn! {
+        /// An unlocked rw-semaphore (all-zero).
+        pub fn new() -> Self {
+            RawRwSem {
+                count: AtomicU64::new(0),
+                owner: AtomicUsize::new(0),
+                wait_list: WaitList::new(),
+                osq: Osq::new(),
+                wait_lock: WaitLock::new(),
+                stats: SpinStats::new(),
+                aux: AtomicU32::new(0),
+                _policy: PhantomData,
+            }
         }
     }
 

@@ -37,7 +37,7 @@
 //!
 //! Under loom every budget is 3 steps (the clock is frozen; loom explores the rest).
 
-use crate::sync::{spin_hint, AtomicU32, Ordering::Relaxed};
+use crate::sync::{loom_const_fn, spin_hint, AtomicU32, Ordering::Relaxed};
 use crate::sys;
 use crate::thread::ThreadRec;
 #[cfg(not(kslock_loom))]
@@ -100,13 +100,10 @@ pub fn spin_cap_ns() -> u32 {
 pub(crate) struct SpinStats(AtomicU32);
 
 impl SpinStats {
-    #[cfg(not(kslock_loom))]
-    pub(crate) const fn new() -> Self {
-        SpinStats(AtomicU32::new(0))
-    }
-    #[cfg(kslock_loom)]
-    pub(crate) fn new() -> Self {
-        SpinStats(AtomicU32::new(0))
+    loom_const_fn! {
+        pub(crate) fn new() -> Self {
+            SpinStats(AtomicU32::new(0))
+        }
     }
 
     /// This lock's current budget, ns.

@@ -39,3 +39,18 @@ pub(crate) fn spin_hint() {
     #[cfg(kslock_loom)]
     loom::thread::yield_now();
 }
+
+/// Defines a constructor from one body: a `const fn` in normal builds (so locks can live in
+/// statics and all-zero `INIT`s), a plain `fn` under loom, whose atomics have no `const fn new`.
+macro_rules! loom_const_fn {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+        #[cfg(not(kslock_loom))]
+        $(#[$attr])*
+        $vis const fn $name($($arg: $ty),*) -> $ret $body
+
+        #[cfg(kslock_loom)]
+        $(#[$attr])*
+        $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+pub(crate) use loom_const_fn;

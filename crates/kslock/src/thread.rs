@@ -29,7 +29,7 @@
 //! `1` while the thread is inside any futex wait made by kslock (parker or wait_lock), else `0`.
 //! Written only by the thread itself; read by the spin oracle ([`crate::spin`]).
 
-use crate::sync::{AtomicU32, Ordering::*};
+use crate::sync::{loom_const_fn, AtomicU32, Ordering::*};
 use crate::sys::{self, Deadline, TimedOut};
 
 /// Parker: no token.
@@ -85,49 +85,27 @@ pub(crate) struct ThreadRec {
 }
 
 impl ThreadRec {
-    #[cfg(not(kslock_loom))]
-    const fn new(id: u32) -> Self {
-        ThreadRec {
-            park: AtomicU32::new(EMPTY),
-            parked: AtomicU32::new(0),
-            cpu: AtomicU32::new(0),
-            id,
-            osq_packed: PackedNode {
-                next: AtomicU32::new(0),
-                prev: AtomicU32::new(0),
-                locked: AtomicU32::new(0),
+    loom_const_fn! {
+        fn new(id: u32) -> Self {
+            ThreadRec {
+                park: AtomicU32::new(EMPTY),
+                parked: AtomicU32::new(0),
                 cpu: AtomicU32::new(0),
-            },
-            osq_split: SplitNode {
-                next: AtomicU32::new(0),
-                prev: AtomicU32::new(0),
-                locked: AtomicU32::new(0),
-                _pad: [0; 116],
-                cpu: AtomicU32::new(0),
-            },
-        }
-    }
-
-    #[cfg(kslock_loom)]
-    fn new(id: u32) -> Self {
-        ThreadRec {
-            park: AtomicU32::new(EMPTY),
-            parked: AtomicU32::new(0),
-            cpu: AtomicU32::new(0),
-            id,
-            osq_packed: PackedNode {
-                next: AtomicU32::new(0),
-                prev: AtomicU32::new(0),
-                locked: AtomicU32::new(0),
-                cpu: AtomicU32::new(0),
-            },
-            osq_split: SplitNode {
-                next: AtomicU32::new(0),
-                prev: AtomicU32::new(0),
-                locked: AtomicU32::new(0),
-                _pad: [0; 116],
-                cpu: AtomicU32::new(0),
-            },
+                id,
+                osq_packed: PackedNode {
+                    next: AtomicU32::new(0),
+                    prev: AtomicU32::new(0),
+                    locked: AtomicU32::new(0),
+                    cpu: AtomicU32::new(0),
+                },
+                osq_split: SplitNode {
+                    next: AtomicU32::new(0),
+                    prev: AtomicU32::new(0),
+                    locked: AtomicU32::new(0),
+                    _pad: [0; 116],
+                    cpu: AtomicU32::new(0),
+                },
+            }
         }
     }
 

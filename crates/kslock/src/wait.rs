@@ -26,7 +26,7 @@
 //! [`WakeQ`] and unpark the record after unlocking.
 
 use crate::spin::{Spin, SpinStats};
-use crate::sync::{AtomicPtr, AtomicU32, Ordering::*, UnsafeCell};
+use crate::sync::{loom_const_fn, AtomicPtr, AtomicU32, Ordering::*, UnsafeCell};
 use crate::thread::ThreadRec;
 use core::ptr;
 
@@ -40,13 +40,10 @@ const WL_CONTENDED: u32 = 2;
 pub(crate) struct WaitLock(AtomicU32);
 
 impl WaitLock {
-    #[cfg(not(kslock_loom))]
-    pub(crate) const fn new() -> Self {
-        WaitLock(AtomicU32::new(WL_FREE))
-    }
-    #[cfg(kslock_loom)]
-    pub(crate) fn new() -> Self {
-        WaitLock(AtomicU32::new(WL_FREE))
+    loom_const_fn! {
+        pub(crate) fn new() -> Self {
+            WaitLock(AtomicU32::new(WL_FREE))
+        }
     }
 
     /// Takes the lock. `stats` is the owning lock's spin statistics (the budget of a short spin).
@@ -176,16 +173,11 @@ pub(crate) struct WaitList {
 }
 
 impl WaitList {
-    #[cfg(not(kslock_loom))]
-    pub(crate) const fn new() -> Self {
-        WaitList {
-            first: AtomicPtr::new(ptr::null_mut()),
-        }
-    }
-    #[cfg(kslock_loom)]
-    pub(crate) fn new() -> Self {
-        WaitList {
-            first: AtomicPtr::new(ptr::null_mut()),
+    loom_const_fn! {
+        pub(crate) fn new() -> Self {
+            WaitList {
+                first: AtomicPtr::new(ptr::null_mut()),
+            }
         }
     }
 
