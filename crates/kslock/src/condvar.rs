@@ -28,13 +28,14 @@
 //! Spurious wakeups of the thread (stale tokens, signals) are absorbed: the waiter re-parks
 //! until its state changes or its deadline passes.
 
+use crate::chaos::{self, Site};
 use crate::mutex::RawMutex;
 use crate::policy::MutexPolicy;
 use crate::spin::SpinStats;
 use crate::sync::{loom_const_fn, AtomicUsize, Ordering::*};
 use crate::sys::{self, Deadline};
-use crate::thread::current;
-use crate::wait::{Kind, WaitList, WaitLock, Waiter, WakeQ};
+use crate::thread::{current, Kind, WaitSlot, WakeQ};
+use crate::wait::{WaitList, WaitLock};
 
 const CV_WAITING: u32 = 0;
 const CV_NOTIFIED: u32 = 1;
@@ -89,20 +90,24 @@ impl Condvar {
         if self.list.is_empty() {
             return false;
         }
+        chaos::point(Site::CondNotify);
         let me = current();
-        let mut wake = WakeQ::<1>::new();
+        let mut wake = WakeQ::new();
         self.lock.lock(me, &self.stats);
+        // SAFETY: condvar lock held.
+        unsafe { self.list.purge_ghosts() };
         let head = self.list.first();
         if !head.is_null() {
             // SAFETY: linked waiters are alive while the condvar lock is held.
             let w = unsafe { &*head };
+            let rec = w.rec();
             // SAFETY: condvar lock held, `w` linked here.
             unsafe { self.list.remove(w) };
-            wake.push(w.rec);
             // Release pairs with the waiter's Acquire load; `w` is not touched after this.
             w.state.store(CV_NOTIFIED, Release);
+            wake.push(rec);
         }
-        self.lock.unlock();
+        self.lock.unlock(me);
         let woke = !head.is_null();
         wake.wake_all();
         woke
@@ -114,10 +119,13 @@ impl Condvar {
         if self.list.is_empty() {
             return 0;
         }
+        chaos::point(Site::CondNotify);
         let me = current();
-        let mut wake = WakeQ::<1>::new();
+        let mut wake = WakeQ::new();
         let mut n = 0;
         self.lock.lock(me, &self.stats);
+        // SAFETY: condvar lock held.
+        unsafe { self.list.purge_ghosts() };
         let head = self.list.first();
         if !head.is_null() {
             // SAFETY: linked waiters are alive while the condvar lock is held.
@@ -132,24 +140,28 @@ impl Condvar {
                 let m = unsafe { &*(self.mutex.load(Relaxed) as *const RawMutex) };
                 let (mlock, mlist, mstats) = m.requeue_parts();
                 mlock.lock(me, mstats);
+                let now = sys::now_ns();
                 // SAFETY: both wait_locks held; every waiter in the list is linked and alive.
                 unsafe {
                     self.list.for_each(|r| {
                         n += 1;
+                        // Their wait for the mutex starts now (the fairness window).
+                        r.set_queued_at(now);
                         // Release: pairs with the waiter's Acquire; it then takes the mutex
                         // wait_lock (held by us) before touching the mutex list.
                         r.state.store(CV_REQUEUED, Release);
                         true
                     });
                     mlist.append(&self.list);
+                    m.requeued(&mut wake);
                 }
-                m.set_waiters();
-                mlock.unlock();
+                mlock.unlock(me);
             }
-            wake.push(w.rec);
+            let rec = w.rec();
             w.state.store(CV_NOTIFIED, Release);
+            wake.push(rec);
         }
-        self.lock.unlock();
+        self.lock.unlock(me);
         wake.wake_all();
         n
     }
@@ -163,7 +175,8 @@ impl Condvar {
         unsafe { self.wait_raw(lock_api::MutexGuard::mutex(guard).raw(), None) };
     }
 
-    /// Like [`wait`](Self::wait), but gives up after `timeout`.
+    /// Like [`wait`](Self::wait), but gives up after `timeout` (a `timeout` too large to add to
+    /// now waits for ever).
     #[cfg(not(kslock_loom))]
     pub fn wait_for<T: ?Sized>(
         &self,
@@ -179,7 +192,8 @@ impl Condvar {
         })
     }
 
-    /// Like [`wait`](Self::wait), but gives up at `deadline`.
+    /// Like [`wait`](Self::wait), but gives up at `deadline` (a deadline in the past times out
+    /// at once, after releasing and re-taking the mutex).
     #[cfg(not(kslock_loom))]
     pub fn wait_until<T: ?Sized>(
         &self,
@@ -207,22 +221,42 @@ impl Condvar {
         }
     }
 
-    /// Waits while `condition` holds, for at most `timeout` in total. The result says whether
-    /// the timeout elapsed with the condition still true.
+    /// Waits while `condition` holds, for at most `timeout` in total: returns as soon as the
+    /// condition is false (checked with the mutex held, before each wait) or a wait times out;
+    /// the result says whether that last wait timed out (the condition is not re-checked after a
+    /// timeout, as in parking_lot). A `timeout` too large to add to now means no timeout.
     #[cfg(not(kslock_loom))]
     pub fn wait_while_for<T: ?Sized, F: FnMut(&mut T) -> bool>(
         &self,
         guard: &mut crate::MutexGuard<'_, T>,
-        mut condition: F,
+        condition: F,
         timeout: std::time::Duration,
     ) -> WaitTimeoutResult {
-        let deadline = std::time::Instant::now() + timeout;
-        while condition(&mut **guard) {
-            if self.wait_until(guard, deadline).timed_out() {
-                return WaitTimeoutResult(condition(&mut **guard));
+        match std::time::Instant::now().checked_add(timeout) {
+            Some(deadline) => self.wait_while_until(guard, condition, deadline),
+            None => {
+                self.wait_while(guard, condition);
+                WaitTimeoutResult(false)
             }
         }
-        WaitTimeoutResult(false)
+    }
+
+    /// Waits while `condition` holds, until `deadline`: returns as soon as the condition is
+    /// false (checked with the mutex held, before each wait) or a wait reaches the deadline; the
+    /// result says whether that last wait timed out (the condition is not re-checked after a
+    /// timeout, as in parking_lot).
+    #[cfg(not(kslock_loom))]
+    pub fn wait_while_until<T: ?Sized, F: FnMut(&mut T) -> bool>(
+        &self,
+        guard: &mut crate::MutexGuard<'_, T>,
+        mut condition: F,
+        deadline: std::time::Instant,
+    ) -> WaitTimeoutResult {
+        let mut result = WaitTimeoutResult(false);
+        while !result.timed_out() && condition(&mut **guard) {
+            result = self.wait_until(guard, deadline);
+        }
+        result
     }
 
     /// The wait protocol on a raw mutex. Returns `true` if the deadline passed before a
@@ -232,43 +266,52 @@ impl Condvar {
     /// The calling thread holds `m`.
     pub unsafe fn wait_raw<P: MutexPolicy>(&self, m: &RawMutex<P>, deadline: Deadline) -> bool {
         let me = current();
-        let w = Waiter::new(me, Kind::Write, CV_WAITING);
         let maddr = m as *const RawMutex<P> as usize;
-        self.lock.lock(me, &self.stats);
-        let cur = self.mutex.load(Relaxed);
-        if cur != maddr {
-            if cur != 0 && !self.list.is_empty() {
-                self.lock.unlock();
-                panic!("kslock: Condvar waited on with two different mutexes at once");
-            }
-            self.mutex.store(maddr, Relaxed);
-        }
-        // SAFETY: condvar lock held; `w` stays on this frame until it is unlinked (by a
-        // notifier, by our timeout path, or by the mutex wait loop after a requeue).
-        unsafe { self.list.push_back(&w) };
-        self.lock.unlock();
-        // SAFETY: caller holds `m`.
-        unsafe { m.unlock() };
-
-        let mut timed_out = false;
-        while w.state.load(Acquire) == CV_WAITING {
-            if me.park(deadline).is_err() {
-                self.lock.lock(me, &self.stats);
-                if w.state.load(Relaxed) == CV_WAITING {
-                    // SAFETY: condvar lock held; still WAITING means still linked here.
-                    unsafe { self.list.remove(&w) };
-                    timed_out = true;
+        let (timed_out, requeued) = {
+            // The wait node lives in `slot` until it is unlinked: by a notifier, by our timeout
+            // path, or by the mutex wait loop after a requeue. It is released before `m.lock()`
+            // below, which may need it for the mutex's own wait list.
+            let slot = WaitSlot::new(me, Kind::Write, CV_WAITING);
+            let w = slot.node();
+            self.lock.lock(me, &self.stats);
+            let cur = self.mutex.load(Relaxed);
+            if cur != maddr {
+                if cur != 0 && !self.list.is_empty() {
+                    self.lock.unlock(me);
+                    panic!("kslock: Condvar waited on with two different mutexes at once");
                 }
-                self.lock.unlock();
-                break;
+                self.mutex.store(maddr, Relaxed);
             }
-        }
-        if !timed_out && w.state.load(Acquire) == CV_REQUEUED {
-            let (mlock, _, mstats) = m.requeue_parts();
-            mlock.lock(me, mstats);
-            // SAFETY: `w` was moved to `m`'s list under both locks; mutex wait_lock held.
-            unsafe { m.wait_in_queue(me, &w, None) };
-        } else {
+            // SAFETY: condvar lock held; `w` stays in `slot` until it is unlinked.
+            unsafe { self.list.push_back(w) };
+            self.lock.unlock(me);
+            chaos::point(Site::CondQueued);
+            // SAFETY: caller holds `m`.
+            unsafe { m.unlock() };
+
+            let mut timed_out = false;
+            while w.state.load(Acquire) == CV_WAITING {
+                if me.park(deadline).is_err() {
+                    self.lock.lock(me, &self.stats);
+                    if w.state.load(Relaxed) == CV_WAITING {
+                        // SAFETY: condvar lock held; still WAITING means still linked here.
+                        unsafe { self.list.remove(w) };
+                        timed_out = true;
+                    }
+                    self.lock.unlock(me);
+                    break;
+                }
+            }
+            let requeued = !timed_out && w.state.load(Acquire) == CV_REQUEUED;
+            if requeued {
+                let (mlock, _, mstats) = m.requeue_parts();
+                mlock.lock(me, mstats);
+                // SAFETY: `w` was moved to `m`'s list under both locks; mutex wait_lock held.
+                unsafe { m.wait_in_queue(me, w, None) };
+            }
+            (timed_out, requeued)
+        };
+        if !requeued {
             m.lock();
         }
         timed_out

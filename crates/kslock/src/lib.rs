@@ -12,7 +12,11 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod ablate;
+mod chaos;
 mod condvar;
+pub mod events;
+pub mod fairness;
 mod mutex;
 mod osq;
 pub mod policy;

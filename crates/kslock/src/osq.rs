@@ -16,7 +16,7 @@
 //! | `node.next` | 0 or the successor's id | the successor (links itself); the node itself (unqueue steps A/B, unlock) |
 //! | `node.prev` | the predecessor's id (valid while queued) | the node on entry; a leaving predecessor (step C) |
 //! | `node.locked` | 1 = this node is the queue head (may poll the lock) | reset by the node on entry; set once by its predecessor |
-//! | `spinners` (in the lock) | spinners admitted, ≤ online CPUs − 1 | +1 on admission, −1 on unlock or abandon (not a kernel field; see `Osq`) |
+//! | admitted spinners (the low half of the lock's [`SpinStats`] word) | spinners admitted, ≤ online CPUs − 1 | +1 on admission, −1 on unlock or abandon (not a kernel field: a kernel spinner runs with preemption off, so an OSQ never holds more spinners than CPUs; a user-space one can, and a spinner beyond `CPUs − 1` can only run by taking the CPU an owner or another spinner needs) |
 //! | `node.cpu` | CPU the node's thread runs on; polled by the successor (seed S1) | the node's thread on entry: always (`Packed`) or only if changed (`SplitIdLine`) |
 //!
 //! # Memory orderings
@@ -36,10 +36,11 @@
 //!   value, which breaks RMW atomicity in its model and shows up as a livelock in step A/B. The
 //!   swap is on the spinner-joining slow path and costs one locked instruction.
 
+use crate::chaos::{self, Site};
 use crate::policy::OsqLayout;
-use crate::spin::{protocol_wait, Spin, Stop};
+use crate::spin::{protocol_wait, Spin, SpinStats, Stop};
 use crate::sync::{loom_const_fn, AtomicU32, Ordering::*};
-use crate::thread::{by_id, ThreadRec};
+use crate::thread::{self, by_id, ThreadRec};
 
 /// Borrowed fields of a node in either layout.
 struct Node<'a> {
@@ -73,18 +74,17 @@ fn node(rec: &ThreadRec, layout: OsqLayout) -> Node<'_> {
     }
 }
 
-/// The queue: two words in the lock. All-zero = empty.
+/// The queue: one word in the lock (the admission count lives in the lock's [`SpinStats`]).
+/// All-zero = empty.
 #[derive(Debug)]
+#[repr(transparent)]
 pub(crate) struct Osq {
     tail: AtomicU32,
-    /// Spinners admitted (queued or head); at most [`max_spinners`]. Not a kernel field: a
-    /// kernel spinner runs with preemption off, so an OSQ never holds more spinners than CPUs;
-    /// a user-space one can, and a spinner beyond `CPUs - 1` can only run by taking the CPU an
-    /// owner or another spinner needs.
-    spinners: AtomicU32,
 }
 
 /// Most spinners one OSQ admits: online CPUs − 1 (one CPU is left for the owner), at least 1.
+/// `KSLOCK_OSQ_SPINNERS=<n>` overrides it (read once; for experiments, and for tests that need
+/// the admission of a machine with more CPUs).
 fn max_spinners() -> u32 {
     #[cfg(not(kslock_loom))]
     {
@@ -95,7 +95,11 @@ fn max_spinners() -> u32 {
             return m;
         }
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-        let m = cpus.saturating_sub(1).max(1);
+        let m = std::env::var("KSLOCK_OSQ_SPINNERS")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(cpus.saturating_sub(1))
+            .max(1);
         MAX.store(m, O::Relaxed);
         m
     }
@@ -110,7 +114,6 @@ impl Osq {
         pub(crate) fn new() -> Self {
             Osq {
                 tail: AtomicU32::new(0),
-                spinners: AtomicU32::new(0),
             }
         }
     }
@@ -130,15 +133,18 @@ impl Osq {
         layout: OsqLayout,
         spin: &mut Spin<'_>,
     ) -> bool {
-        // Admission (Relaxed: a counter, not a handover; the queue itself orders the nodes).
-        if self.spinners.fetch_add(1, Relaxed) >= max_spinners() {
-            self.spinners.fetch_sub(1, Relaxed);
+        // Queue membership is a slow-path section: a fork never copies a half-linked queue.
+        thread::slow_enter(me);
+        let stats = spin.stats();
+        if !stats.admit(max_spinners()) {
+            me.slow_exit();
             return false;
         }
         if self.join(me, layout, spin) {
             return true;
         }
-        self.spinners.fetch_sub(1, Relaxed);
+        stats.leave();
+        me.slow_exit();
         false
     }
 
@@ -160,6 +166,7 @@ impl Osq {
         if old == 0 {
             return true;
         }
+        chaos::point(Site::OsqJoined);
         n.prev.store(old, Relaxed);
         // An RMW, not a plain store (see "Memory orderings").
         node(by_id(old), layout).next.swap(me.id(), Release);
@@ -176,6 +183,7 @@ impl Osq {
                 break;
             }
         }
+        chaos::point(Site::OsqUnqueue);
         self.unqueue(me, layout)
     }
 
@@ -238,14 +246,17 @@ impl Osq {
         }
     }
 
-    /// Leaves the head position, granting it to the successor if there is one.
-    pub(crate) fn unlock(&self, me: &'static ThreadRec, layout: OsqLayout) {
-        self.spinners.fetch_sub(1, Relaxed);
+    /// Leaves the head position, granting it to the successor if there is one. `stats` is the
+    /// spin word the head was admitted through.
+    pub(crate) fn unlock(&self, me: &'static ThreadRec, layout: OsqLayout, stats: &SpinStats) {
+        chaos::point(Site::OsqUnlock);
+        stats.leave();
         if self
             .tail
             .compare_exchange(me.id(), 0, Release, Relaxed)
             .is_ok()
         {
+            me.slow_exit();
             return;
         }
         let n = node(me, layout);
@@ -257,6 +268,7 @@ impl Osq {
             // Release pairs with the Acquire loads of `locked` in `lock` and step A.
             node(by_id(next), layout).locked.store(1, Release);
         }
+        me.slow_exit();
     }
 }
 
@@ -291,7 +303,7 @@ mod tests {
                                 core::hint::spin_loop();
                             }
                             q.1.fetch_sub(1, Relaxed);
-                            q.0.unlock(me, layout);
+                            q.0.unlock(me, layout, &q.3);
                             got += 1;
                         } else {
                             gave_up += 1;
@@ -341,7 +353,7 @@ mod loom_tests {
                 if q.0.lock(me, layout, &mut spin) {
                     assert_eq!(q.1.fetch_add(1, Relaxed), 0, "two OSQ heads");
                     q.1.fetch_sub(1, Relaxed);
-                    q.0.unlock(me, layout);
+                    q.0.unlock(me, layout, &q.2);
                 }
             };
             let hs: Vec<_> = (0..2)
@@ -375,7 +387,7 @@ mod loom_tests {
                 if q2.0.lock(me, OsqLayout::Packed, &mut spin) {
                     assert_eq!(q2.1.fetch_add(1, Relaxed), 0);
                     q2.1.fetch_sub(1, Relaxed);
-                    q2.0.unlock(me, OsqLayout::Packed);
+                    q2.0.unlock(me, OsqLayout::Packed, &q2.2);
                 }
             });
             let me = current();
@@ -383,7 +395,7 @@ mod loom_tests {
             if q.0.lock(me, OsqLayout::Packed, &mut spin) {
                 assert_eq!(q.1.fetch_add(1, Relaxed), 0);
                 q.1.fetch_sub(1, Relaxed);
-                q.0.unlock(me, OsqLayout::Packed);
+                q.0.unlock(me, OsqLayout::Packed, &q.2);
             }
             h.join().unwrap();
             assert_eq!(q.0.tail.load(Relaxed), 0);

@@ -14,6 +14,7 @@
 //! | S2 writer spinning on reader owners | [`RwSemPolicy::READER_OWNED_SPIN`] | [`ReaderOwnedSpin::Bounded`] | `Never` (pre-2016) |
 //! | S3 adaptive `try_lock` | (an API, not a policy) | `try_lock` never spins | `try_lock_spin()` |
 //! | S4 rwsem reader spinning | [`RwSemPolicy::READER_SPIN`] | [`ReaderSpin::Off`] (upstream since v5.11) | `Limited`, `On` |
+//! | (kslock) mutex handoff | [`MutexPolicy::HANDOFF`] | [`HandoffPolicy::Window`] | `FirstFailure` (the kernel's) |
 
 /// How an OSQ node is laid out (seed S1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,10 +62,25 @@ pub enum ReaderOwnedSpin {
     Never,
 }
 
+/// When the head waiter of a mutex reserves the lock (HANDOFF), so that the next unlock hands
+/// it over instead of letting others barge ([`crate::fairness`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandoffPolicy {
+    /// When its fairness window is due: the owner may keep re-locking (batching) until then,
+    /// and the head, which lost to a barger once, sleeps until then instead of being woken by
+    /// every unlock (kslock's default).
+    Window,
+    /// After the head lost one race after a wakeup (the kernel mutex's rule): a handover per
+    /// wakeup.
+    FirstFailure,
+}
+
 /// Policy knobs of [`crate::RawMutex`].
 pub trait MutexPolicy: 'static {
     /// OSQ node layout (seed S1).
     const OSQ_LAYOUT: OsqLayout;
+    /// When the head waiter reserves the lock.
+    const HANDOFF: HandoffPolicy = HandoffPolicy::Window;
 }
 
 /// Policy knobs of `RawRwSem`.
@@ -131,6 +147,16 @@ ablation!(
 
 impl MutexPolicy for PackedOsq {
     const OSQ_LAYOUT: OsqLayout = OsqLayout::Packed;
+}
+
+/// A mutex policy: default, but the head waiter reserves the lock after one lost race, as the
+/// kernel mutex does ([`HandoffPolicy::FirstFailure`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KernelHandoff;
+
+impl MutexPolicy for KernelHandoff {
+    const OSQ_LAYOUT: OsqLayout = OsqLayout::SplitIdLine;
+    const HANDOFF: HandoffPolicy = HandoffPolicy::FirstFailure;
 }
 
 #[cfg(test)]

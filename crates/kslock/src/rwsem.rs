@@ -14,7 +14,7 @@
 //! | 3 | `WOKEN` | a wakeup of the head **writer** is in flight: unlocks skip `rwsem_wake` (no wait_lock, no second wake); not a kernel bit (Go's `mutexWoken`, kslock's mutex `WOKEN`) | set under the wait_lock by `mark_wake` when it queues the head writer's wakeup | cleared under the wait_lock by a queued writer before each retry, and when a waiter leaves the list |
 //! | 4–7 | — | reserved (0) | — |
 //! | 8–62 | readers | reader count, `READER_BIAS` = 1 << 8 | any reader (add/sub), `mark_wake` (adds the biases of granted readers) |
-//! | 63 | `READ_FAIL` | overflow / underflow guard: never set in a valid state | — (a reader that sees it panics) |
+//! | 63 | `READ_FAIL` | overflow guard: never set in a valid state (it would take 2^55 read locks) | — (a reader that sees it takes its bias back and panics) |
 //!
 //! Unlocked = 0. The reader bits do not prove read ownership: a reader whose fast path failed
 //! keeps its bias in `count` ("phantom bias") until it steals the lock or queues; so "writer
@@ -117,29 +117,46 @@
 //!   the waker read `count` with Acquire first, so the previous writer's data is visible.
 //! * `WAITERS` is set with Relaxed RMWs: `count`'s modification order alone decides whether an
 //!   unlock RMW sees it or the enqueuer's subsequent count read sees the unlock.
-//! * `owner` is a hint re-checked against `count`, but the record it names is dereferenced
-//!   by spinners (`is_parked`, `cpu`): stores of a record address are Release and the loads
-//!   that may dereference it are Acquire (both free on x86), so the record's initialisation
-//!   happens-before the spinner's reads (records of later pool segments are published only
-//!   through the pool's own Release/Acquire, which an owner-word reader bypasses).
+//! * `owner` is a hint re-checked against `count`; it is read Relaxed even where the record it
+//!   names is then read by spinners (`is_parked`, `cpu`): an owner word holds a record *id*,
+//!   which [`writer_owner`] turns into a record through the pool's segment table (Release
+//!   publication, Acquire load: [`crate::thread`]), so the record's initialisation
+//!   happens-before those reads whatever ordering `owner` had. Records are never freed and all
+//!   their fields are atomics: a stale owner word gives a stale hint, never a bad read. The
+//!   stores of `owner` stay Release (free on x86) so that a Relaxed reader's hint is at least as
+//!   new as the `count` change it follows.
 //! * S0 flags: see above (AcqRel RMWs for `WakeFlag`, SeqCst fences for `TrylockIfSpinner`).
 //!
 //! # Misuse
 //!
-//! `read_unlock` with no reader counted, `write_unlock` / `downgrade` without the writer bit:
-//! the unlock RMW's old value shows it, so these checks are free and always on (the count is
-//! restored before the panic). `write_unlock` / `downgrade` by a thread other than the owner
-//! panics in debug builds and with feature `debug-locks` (it needs the thread record).
+//! Always on, because they cost a load or nothing, and each reads before it writes, so a
+//! misused lock is never modified and no other thread ever sees a count corrupted by the
+//! misuse (a check that subtracts first and restores afterwards lets another thread act on the
+//! corrupt value in between: a reader's add can cancel the borrow and a writer then enters):
+//!
+//! * `write_unlock` / `downgrade` without the writer bit: a load before the RMW (only the
+//!   holder clears the bit; a second misuse racing the first is caught by the RMW's old value
+//!   and undone).
+//! * `read_unlock` with no reader counted: the unlock is a CAS loop that checks the value it
+//!   replaces (as cheap as a `fetch_sub` when the count is not changing under it).
+//!
+//! A `read_unlock` by a thread that holds no read lock while other readers hold one cannot be
+//! told from theirs (readers are counted, not named) and releases one of their locks, as in
+//! every reader-count lock.
+//!
+//! `write_unlock` / `downgrade` by a thread other than the owner panics in debug builds and
+//! with feature `debug-locks` (it needs the thread record).
 
 use core::marker::PhantomData;
 
+use crate::chaos::{self, Site};
 use crate::osq::Osq;
 use crate::policy::{DefaultPolicy, ReaderOwnedSpin, ReaderSpin, RwSemPolicy, WakePolicy};
 use crate::spin::{Spin, SpinStats, Stop};
-use crate::sync::{fence, loom_const_fn, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use crate::sync::{fence, loom_const_fn, AtomicU32, AtomicU64, Ordering::*};
 use crate::sys::{self, Deadline};
-use crate::thread::{current, ThreadRec};
-use crate::wait::{Kind, WaitList, WaitLock, Waiter, WakeQ};
+use crate::thread::{self, current, current_word, Kind, ThreadRec, WaitSlot, Waiter, WakeQ};
+use crate::wait::{WaitList, WaitLock};
 
 /// The `count` word's type.
 type State = u64;
@@ -171,13 +188,18 @@ const LOCK_MASK: State = WRITER_LOCKED | READER_MASK;
 const READ_FAILED_MASK: State = WRITER_LOCKED | WAITERS | HANDOFF | READ_FAIL;
 
 /// `owner`: readers own (or last owned) the lock.
-const OWNER_READER: usize = 1 << 0;
+const OWNER_READER: u64 = 1 << 0;
 /// `owner`: writers must not spin until readers drain.
-const OWNER_NONSPINNABLE: usize = 1 << 1;
+const OWNER_NONSPINNABLE: u64 = 1 << 1;
 /// How often a head writer may drop its HANDOFF reservation before sleeping (per wait).
 const MAX_HANDOFF_DROPS: u32 = 2;
+/// A head writer that dropped HANDOFF sleeps at most `HANDOFF_NS / REARM_DIV` before it
+/// re-raises it (0.5 ms with the kernel's 4 ms): with `MAX_HANDOFF_DROPS` = 2 this adds at
+/// most a quarter of the handoff timeout to the writer's bound.
+const REARM_DIV: u64 = 8;
 /// `owner`: the flag bits.
-const OWNER_FLAGS: usize = OWNER_READER | OWNER_NONSPINNABLE;
+const OWNER_FLAGS: u64 = OWNER_READER | OWNER_NONSPINNABLE;
+const _: () = assert!(OWNER_FLAGS & !thread::OWNER_FLAGS == 0);
 
 /// `aux` (S0 `WakeFlag`): an unlocker is waking; others may return at once.
 const AUX_WAKING: u32 = 1 << 0;
@@ -194,8 +216,6 @@ const GRANT_GRANTED: u32 = 1;
 
 /// Readers granted per wake (the kernel's `MAX_READERS_WAKEUP`).
 const MAX_READERS_WAKEUP: usize = 256;
-/// Wake list capacity: one reader batch (a writer wake is a single entry).
-const WAKE_Q: usize = MAX_READERS_WAKEUP + 1;
 
 /// Whether a waiting writer arms its handoff timeout as an extra sleep deadline. Off under
 /// loom, whose clock is frozen and whose timed waits time out at once (the timer would only
@@ -205,7 +225,7 @@ const HANDOFF_TIMER: bool = !cfg!(kslock_loom);
 /// Owner checks that need the thread record.
 const DEBUG_LOCKS: bool = cfg!(any(debug_assertions, feature = "debug-locks"));
 
-type Wq = WakeQ<WAKE_Q>;
+type Wq = WakeQ;
 
 /// What `mark_wake` may do (the kernel's wake types).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -236,15 +256,15 @@ fn misuse(what: &str) -> ! {
     panic!("kslock: RwSem {what}")
 }
 
-/// The record an owner word names.
-///
-/// # Safety
-/// `o & !OWNER_FLAGS` is 0-free and came from [`ThreadRec::as_owner`].
+/// The record of a writer named by `owner` (None: no owner, reader-owned, or an unknown word).
+/// `owner` may have been read Relaxed: records are reached through the pool's own
+/// Release/Acquire table ([`thread::owner_rec`]), not through this word.
 #[inline]
-unsafe fn owner_rec(o: usize) -> &'static ThreadRec {
-    // SAFETY: owner words hold only `ThreadRec::as_owner` addresses (type-stable records that
-    // are never freed), per the caller contract.
-    unsafe { &*((o & !OWNER_FLAGS) as *const ThreadRec) }
+fn writer_owner(o: u64) -> Option<&'static ThreadRec> {
+    if o & OWNER_READER != 0 {
+        return None;
+    }
+    thread::owner_rec(o & !OWNER_FLAGS)
 }
 
 /// The kernel rw-semaphore. All-zero is unlocked; see the module doc for the state tables.
@@ -255,7 +275,7 @@ pub struct RawRwSem<P: RwSemPolicy = DefaultPolicy> {
     /// Writer bit, waiters, handoff, reader count (module doc table).
     count: AtomicU64,
     /// Owner hint: `ThreadRec` address | `OWNER_READER` | `OWNER_NONSPINNABLE`.
-    owner: AtomicUsize,
+    owner: AtomicU64,
     /// The FIFO of sleeping waiters (guarded by `wait_lock`).
     wait_list: WaitList,
     /// Writers' (and S4 readers') spinner queue.
@@ -296,7 +316,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         pub fn new() -> Self {
             RawRwSem {
                 count: AtomicU64::new(0),
-                owner: AtomicUsize::new(0),
+                owner: AtomicU64::new(0),
                 wait_list: WaitList::new(),
                 osq: Osq::new(),
                 wait_lock: WaitLock::new(),
@@ -370,12 +390,24 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// Unlocking a lock with no reader counted is detected and panics.
     #[inline]
     pub unsafe fn read_unlock(&self) {
-        let old = self.count.fetch_sub(READER_BIAS, Release);
-        if old & READER_MASK == 0 {
-            self.count.fetch_add(READER_BIAS, Relaxed);
-            misuse("read_unlock of a lock that is not read-locked");
+        // A CAS loop, not a fetch_sub: the misuse check reads before it writes, so a lock with
+        // no reader counted is never modified (module doc, "Misuse"). It retries only when the
+        // count changed under it.
+        let mut c = self.count.load(Relaxed);
+        loop {
+            if c & READER_MASK == 0 {
+                misuse("read_unlock of a lock that is not read-locked");
+            }
+            // Release pairs with the next writer's Acquire.
+            match self
+                .count
+                .compare_exchange_weak(c, c - READER_BIAS, Release, Relaxed)
+            {
+                Ok(_) => break,
+                Err(x) => c = x,
+            }
         }
-        self.after_reader_release(old.wrapping_sub(READER_BIAS));
+        self.after_reader_release(c - READER_BIAS);
     }
 
     #[inline]
@@ -432,7 +464,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[inline]
     fn set_reader_owned(&self, me: &'static ThreadRec) {
         let o = self.owner.load(Relaxed);
-        let n = me.as_owner() | OWNER_READER | (o & OWNER_NONSPINNABLE);
+        let n = me.owner_word() | OWNER_READER | (o & OWNER_NONSPINNABLE);
         if o != n {
             self.owner.store(n, Release);
         }
@@ -450,10 +482,11 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[cold]
     #[inline(never)]
     fn read_contended(&self, c: State, deadline: Deadline) -> bool {
+        chaos::point(Site::ReadContended);
         let me = current();
         if c & READ_FAIL != 0 {
             self.count.fetch_sub(READER_BIAS, Relaxed);
-            misuse("count corrupted (reader overflow, or an unlock of a lock not held)");
+            misuse("reader count overflow (more than 2^55 read locks)");
         }
         let mut has_bias = true;
         if P::READER_SPIN != ReaderSpin::Off {
@@ -482,9 +515,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     /// Queues a reader and waits for its grant.
     fn read_queue(&self, me: &'static ThreadRec, has_bias: bool, deadline: Deadline) -> bool {
-        let mut w = Waiter::new(me, Kind::Read, GRANT_WAITING);
-        w.timeout_ns = sys::now_ns().saturating_add(P::HANDOFF_NS);
-        let w = w;
+        let slot = WaitSlot::new(me, Kind::Read, GRANT_WAITING);
+        let w = slot.node();
+        w.set_timeout_ns(sys::now_ns().saturating_add(P::HANDOFF_NS));
         let mut wq = Wq::new();
         self.wait_lock.lock(me, &self.stats);
         let mut adj: State = if has_bias {
@@ -497,14 +530,14 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             // bias is a read lock. Acquire pairs with the last writer's Release.
             if has_bias && self.count.load(Acquire) & WRITER_LOCKED == 0 {
                 self.set_reader_owned(me);
-                self.wait_unlock(&mut wq);
+                self.wait_unlock(me, &mut wq);
                 return true;
             }
             adj = adj.wrapping_add(WAITERS);
         }
         // SAFETY: wait_lock held; `w` stays at this address until it is unlinked under the
         // wait_lock (by a granting waker or by our own cancellation below).
-        let first = unsafe { self.wait_list.push_back(&w) };
+        let first = unsafe { self.wait_list.push_back(w) };
         // The re-check: one RMW removes our phantom bias (and sets WAITERS), and its result
         // says whether an unlocker may have missed us.
         let c = self.count.fetch_add(adj, AcqRel).wrapping_add(adj);
@@ -516,8 +549,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             // SAFETY: wait_lock held.
             unsafe { self.mark_wake(WakeType::Readers, &mut wq) };
         }
-        self.wait_unlock(&mut wq);
-        if self.grant_spin(me, &w) {
+        self.wait_unlock(me, &mut wq);
+        if self.grant_spin(me, w) {
             return true;
         }
 
@@ -529,12 +562,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             if me.park(deadline).is_err() {
                 self.wait_lock.lock(me, &self.stats);
                 if w.state.load(Acquire) == GRANT_GRANTED {
-                    self.wait_unlock(&mut wq);
+                    self.wait_unlock(me, &mut wq);
                     return true;
                 }
                 // SAFETY: wait_lock held; not granted, so still linked.
-                unsafe { self.cancel_waiter(&w, &mut wq) };
-                self.wait_unlock(&mut wq);
+                unsafe { self.cancel_waiter(w, &mut wq) };
+                self.wait_unlock(me, &mut wq);
                 return false;
             }
         }
@@ -563,15 +596,11 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 spin.succeeded();
                 return true;
             }
-            let o = self.owner.load(Acquire);
-            let r =
-                if self.count.load(Relaxed) & WRITER_LOCKED != 0 && o != 0 && o & OWNER_READER == 0
-                {
-                    // SAFETY: a non-zero owner without the reader flag is a writer's record.
-                    spin.step_on(unsafe { owner_rec(o) })
-                } else {
-                    Err(Stop::OwnerNotRunning)
-                };
+            let o = self.owner.load(Relaxed);
+            let r = match writer_owner(o) {
+                Some(r) if self.count.load(Relaxed) & WRITER_LOCKED != 0 => spin.step_on(r),
+                _ => Err(Stop::OwnerNotRunning),
+            };
             if let Err(stop) = r {
                 spin.failed(stop);
                 return w.state.load(Acquire) == GRANT_GRANTED;
@@ -586,7 +615,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         self.wait_lock.lock(me, &self.stats);
         // SAFETY: wait_lock held.
         unsafe { self.mark_wake(WakeType::ReadOwned, &mut wq) };
-        self.wait_unlock(&mut wq);
+        self.wait_unlock(me, &mut wq);
     }
 
     /// Seed S4: a reader's optimistic spin on a writer owner.
@@ -641,17 +670,15 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 }
                 self.drop_reader_bias();
             }
-            let r = if c & WRITER_LOCKED != 0 && o != 0 && o & OWNER_READER == 0 {
-                // SAFETY: a non-zero owner without the reader flag is a writer's record.
-                spin.step_on(unsafe { owner_rec(o) })
-            } else {
-                spin.step()
+            let r = match writer_owner(o) {
+                Some(r) if c & WRITER_LOCKED != 0 => spin.step_on(r),
+                _ => spin.step(),
             };
             if let Err(e) = r {
                 break Err(e);
             }
         };
-        self.osq.unlock(me, P::OSQ_LAYOUT);
+        self.osq.unlock(me, P::OSQ_LAYOUT, &self.stats);
         spin.finish(res)
     }
 
@@ -667,7 +694,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
             .is_ok()
         {
-            self.owner.store(current().as_owner(), Release);
+            self.owner.store(current_word(), Release);
             return;
         }
         self.write_contended(None);
@@ -681,7 +708,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
             .is_ok()
         {
-            self.owner.store(current().as_owner(), Release);
+            self.owner.store(current_word(), Release);
             return true;
         }
         false
@@ -719,9 +746,15 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if DEBUG_LOCKS {
             self.check_write_owner("write_unlock");
         }
+        // Check before writing: a lock that is not write-locked is never modified, so no other
+        // thread sees a count corrupted by a misuse (only this thread's holder clears the bit).
+        if self.count.load(Relaxed) & WRITER_LOCKED == 0 {
+            misuse("write_unlock of a lock that is not write-locked");
+        }
         self.owner.store(0, Relaxed);
         let old = self.count.fetch_sub(WRITER_LOCKED, Release);
         if old & WRITER_LOCKED == 0 {
+            // Another misused unlock cleared the bit between our check and our RMW.
             self.count.fetch_add(WRITER_LOCKED, Relaxed);
             misuse("write_unlock of a lock that is not write-locked");
         }
@@ -740,6 +773,10 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if DEBUG_LOCKS {
             self.check_write_owner("downgrade");
         }
+        // Check before writing, as in `write_unlock`.
+        if self.count.load(Relaxed) & WRITER_LOCKED == 0 {
+            misuse("downgrade of a lock that is not write-locked");
+        }
         let old = self
             .count
             .fetch_add(READER_BIAS.wrapping_sub(WRITER_LOCKED), Release);
@@ -748,7 +785,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 .fetch_sub(READER_BIAS.wrapping_sub(WRITER_LOCKED), Relaxed);
             misuse("downgrade of a lock that is not write-locked");
         }
-        self.owner.store(me.as_owner() | OWNER_READER, Release);
+        self.owner.store(me.owner_word() | OWNER_READER, Release);
         if old & WAITERS != 0 {
             self.wake_readers_owned(me);
         }
@@ -774,7 +811,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if self.count.load(Relaxed) & WRITER_LOCKED == 0 {
             return; // reported by the caller's count check, which is always on
         }
-        if o & OWNER_READER != 0 || o & !OWNER_FLAGS != current().as_owner() {
+        if o & OWNER_READER != 0 || o & !OWNER_FLAGS != current_word() {
             misuse(&format!(
                 "{what} by a thread that does not hold the write lock"
             ));
@@ -791,8 +828,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if o & OWNER_READER != 0 {
             return P::READER_OWNED_SPIN == ReaderOwnedSpin::Bounded;
         }
-        // SAFETY: a non-zero owner without the reader flag is a writer's record.
-        o == 0 || !unsafe { owner_rec(o) }.is_parked()
+        writer_owner(o).map_or(true, |r| !r.is_parked())
     }
 
     /// Seed S2's reader bound R, ns (module doc).
@@ -802,7 +838,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     }
 
     /// Marks the lock NONSPINNABLE if it is still reader-owned as seen (`o`).
-    fn set_nonspinnable(&self, o: usize) {
+    fn set_nonspinnable(&self, o: u64) {
         if o & OWNER_READER != 0 && o & OWNER_NONSPINNABLE == 0 {
             let _ = self
                 .owner
@@ -828,7 +864,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     .compare_exchange(c, c | WRITER_LOCKED, Acquire, Relaxed)
                     .is_ok()
                 {
-                    self.owner.store(me.as_owner(), Release);
+                    self.owner.store(me.owner_word(), Release);
                     break Ok(());
                 }
             } else if c & HANDOFF != 0 {
@@ -840,11 +876,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
             let r = if c & WRITER_LOCKED != 0 {
                 reader_deadline = None;
-                if o != 0 && o & OWNER_READER == 0 {
-                    // SAFETY: a non-zero owner without the reader flag is a writer's record.
-                    spin.step_on(unsafe { owner_rec(o) })
-                } else {
-                    spin.step() // owner not yet published: budgeted
+                match writer_owner(o) {
+                    Some(r) => spin.step_on(r),
+                    None => spin.step(), // owner not yet published: budgeted
                 }
             } else if c & READER_MASK != 0 {
                 if P::READER_OWNED_SPIN == ReaderOwnedSpin::Never {
@@ -869,7 +903,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 break Err(e);
             }
         };
-        self.osq.unlock(me, P::OSQ_LAYOUT);
+        self.osq.unlock(me, P::OSQ_LAYOUT, &self.stats);
         spin.finish(res)
     }
 
@@ -877,18 +911,19 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[cold]
     #[inline(never)]
     fn write_contended(&self, deadline: Deadline) -> bool {
+        chaos::point(Site::WriteContended);
         let me = current();
         if self.write_can_spin() && self.write_optimistic_spin(me) {
             return true;
         }
-        let mut w = Waiter::new(me, Kind::Write, 0);
-        w.timeout_ns = sys::now_ns().saturating_add(P::HANDOFF_NS);
-        let w = w;
+        let slot = WaitSlot::new(me, Kind::Write, 0);
+        let w = slot.node();
+        w.set_timeout_ns(sys::now_ns().saturating_add(P::HANDOFF_NS));
         let mut wq = Wq::new();
         let mut dropped_handoffs = 0;
         self.wait_lock.lock(me, &self.stats);
         // SAFETY: wait_lock held; `w` stays here until it unlinks itself under the wait_lock.
-        if unsafe { self.wait_list.push_back(&w) } {
+        if unsafe { self.wait_list.push_back(w) } {
             // Relaxed: count's RMW order alone decides who sees whom (module doc).
             self.count.fetch_or(WAITERS, Relaxed);
         } else {
@@ -903,7 +938,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 };
                 // SAFETY: wait_lock held.
                 if unsafe { self.mark_wake(wt, &mut wq) } {
-                    self.wait_unlock(&mut wq);
+                    self.wait_unlock(me, &mut wq);
                     self.wait_lock.lock(me, &self.stats);
                 }
             }
@@ -912,15 +947,16 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             // wait_lock held here. Clear WOKEN before every retry that may end in a sleep.
             self.count.fetch_and(!WOKEN, Relaxed);
             // SAFETY: wait_lock held; `w` is linked.
-            let handoff = match unsafe { self.try_write_lock(&w, me) } {
+            let handoff = match unsafe { self.try_write_lock(w, me) } {
                 Ok(()) => {
-                    self.wait_unlock(&mut wq);
+                    self.wait_unlock(me, &mut wq);
                     return true;
                 }
                 Err(handoff) => handoff,
             };
-            self.wait_unlock(&mut wq);
+            self.wait_unlock(me, &mut wq);
             if !(handoff && self.first_waiter_spin(me)) {
+                let mut rearm = None;
                 if handoff && dropped_handoffs < MAX_HANDOFF_DROPS {
                     // About to sleep while holding the reservation: the lock would sit idle
                     // for our whole wakeup (2–30 µs) after the owner releases. Drop it; we are
@@ -932,10 +968,17 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                         self.count.fetch_and(!HANDOFF, Relaxed);
                         w.set_handoff(false);
                     }
-                    self.wait_unlock(&mut wq);
+                    self.wait_unlock(me, &mut wq);
+                    // That retry must not depend on an unlock waking us: spinning readers
+                    // (S4 `On`) can keep the count above zero for ever, so no read unlock ever
+                    // sees the lock free (issue 8, defect 2). Sleep at most REARM of the
+                    // handoff timeout, then re-raise.
+                    rearm = Some(sys::now_ns().saturating_add(P::HANDOFF_NS / REARM_DIV));
                 }
-                let timer = if HANDOFF_TIMER && !handoff && sys::now_ns() < w.timeout_ns {
-                    Some(w.timeout_ns)
+                let timer = if rearm.is_some() {
+                    rearm
+                } else if HANDOFF_TIMER && !handoff && sys::now_ns() < w.timeout_ns() {
+                    Some(w.timeout_ns())
                 } else {
                     None
                 };
@@ -947,8 +990,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 if me.park(park_until).is_err() && is_user {
                     self.wait_lock.lock(me, &self.stats);
                     // SAFETY: wait_lock held; a writer is only unlinked by itself.
-                    unsafe { self.cancel_waiter(&w, &mut wq) };
-                    self.wait_unlock(&mut wq);
+                    unsafe { self.cancel_waiter(w, &mut wq) };
+                    self.wait_unlock(me, &mut wq);
                     return false;
                 }
             }
@@ -983,7 +1026,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     w.set_handoff(true); // inherited or ours
                     return Err(true);
                 }
-                if sys::now_ns() < w.timeout_ns {
+                if sys::now_ns() < w.timeout_ns() {
                     return Err(false);
                 }
                 c | HANDOFF
@@ -1004,7 +1047,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     }
                     // SAFETY: wait_lock held, `w` linked.
                     unsafe { self.wait_list.remove(w) };
-                    self.owner.store(me.as_owner(), Release);
+                    self.owner.store(me.owner_word(), Release);
                     return Ok(());
                 }
                 Err(x) => c = x,
@@ -1022,9 +1065,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 return true;
             }
             let o = self.owner.load(Acquire);
-            let r = if c & WRITER_LOCKED != 0 && o != 0 && o & OWNER_READER == 0 {
-                // SAFETY: a non-zero owner without the reader flag is a writer's record.
-                spin.step_on(unsafe { owner_rec(o) })
+            let wr = writer_owner(o).filter(|_| c & WRITER_LOCKED != 0);
+            let r = if let Some(r) = wr {
+                spin.step_on(r)
             } else if c & WRITER_LOCKED == 0
                 && (P::READER_OWNED_SPIN == ReaderOwnedSpin::Never || o & OWNER_NONSPINNABLE != 0)
             {
@@ -1049,6 +1092,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// # Safety
     /// The wait_lock is held and `w` is linked.
     unsafe fn cancel_waiter(&self, w: &Waiter, wq: &mut Wq) {
+        chaos::point(Site::Leaving);
         let was_first = self.wait_list.is_first(w);
         // SAFETY: caller contract.
         if unsafe { self.wait_list.remove(w) } {
@@ -1067,6 +1111,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[cold]
     #[inline(never)]
     fn wake(&self) {
+        chaos::point(Site::RwReleased);
         let me = current();
         match P::WAKE {
             WakePolicy::Deferred => self.wait_lock.lock(me, &self.stats),
@@ -1083,7 +1128,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
             WakePolicy::TrylockIfSpinner => {
                 if self.osq.has_spinner() {
-                    if !self.wait_lock_or_defer() {
+                    if !self.wait_lock_or_defer(me) {
                         return;
                     }
                 } else {
@@ -1094,33 +1139,33 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         let mut wq = Wq::new();
         // SAFETY: wait_lock held.
         unsafe { self.mark_wake(WakeType::Any, &mut wq) };
-        self.wait_unlock(&mut wq);
+        self.wait_unlock(me, &mut wq);
     }
 
     /// S0 `TrylockIfSpinner`: trylock the wait_lock; on failure leave the wake to its holder.
-    fn wait_lock_or_defer(&self) -> bool {
-        if self.wait_lock.try_lock() {
+    fn wait_lock_or_defer(&self, me: &'static ThreadRec) -> bool {
+        if self.wait_lock.try_lock(me) {
             return true;
         }
         self.aux.fetch_or(AUX_WAKE_PENDING, Release);
         // Pairs with the fence in `run_pending_wakes`: either our second trylock sees the
         // holder's unlock, or the holder sees AUX_WAKE_PENDING.
         fence(SeqCst);
-        self.wait_lock.try_lock()
+        self.wait_lock.try_lock(me)
     }
 
     /// Drops the wait_lock and runs the deferred wakeups (futex wakes never happen under the
     /// wait_lock).
-    fn wait_unlock(&self, wq: &mut Wq) {
-        self.wait_lock.unlock();
+    fn wait_unlock(&self, me: &'static ThreadRec, wq: &mut Wq) {
+        self.wait_lock.unlock(me);
         wq.wake_all();
         if P::WAKE == WakePolicy::TrylockIfSpinner {
-            self.run_pending_wakes(wq);
+            self.run_pending_wakes(me, wq);
         }
     }
 
     /// S0 `TrylockIfSpinner`: after any wait_lock release, perform a wake an unlocker left to us.
-    fn run_pending_wakes(&self, wq: &mut Wq) {
+    fn run_pending_wakes(&self, me: &'static ThreadRec, wq: &mut Wq) {
         loop {
             fence(SeqCst);
             if self.aux.load(Relaxed) & AUX_WAKE_PENDING == 0
@@ -1128,12 +1173,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             {
                 return;
             }
-            if !self.wait_lock_or_defer() {
+            if !self.wait_lock_or_defer(me) {
                 return; // the new holder inherits the pending wake
             }
             // SAFETY: wait_lock held.
             unsafe { self.mark_wake(WakeType::Any, wq) };
-            self.wait_lock.unlock();
+            self.wait_lock.unlock(me);
             wq.wake_all();
         }
     }
@@ -1144,16 +1189,20 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// # Safety
     /// The wait_lock is held.
     unsafe fn mark_wake(&self, wt: WakeType, wq: &mut Wq) -> bool {
+        // SAFETY: wait_lock held.
+        if unsafe { self.wait_list.purge_ghosts() } && self.wait_list.is_empty() {
+            self.count.fetch_and(!(WAITERS | HANDOFF | WOKEN), Relaxed);
+        }
         let first = self.wait_list.first();
         if first.is_null() {
             return false;
         }
         // SAFETY: linked waiters are alive while the wait_lock is held.
         let head = unsafe { &*first };
-        if head.kind == Kind::Write {
+        if head.kind() == Kind::Write {
             if wt == WakeType::Any {
-                wq.push(head.rec);
                 self.count.fetch_or(WOKEN, Relaxed);
+                wq.push(head.rec());
                 return true;
             }
             return false;
@@ -1172,21 +1221,21 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 // A writer stole the lock. If the head waited long enough, reserve the lock
                 // for it in the same RMW that removes the trial bias.
                 let mut undo = READER_BIAS.wrapping_neg();
-                if old & HANDOFF == 0 && sys::now_ns() >= head.timeout_ns {
+                if old & HANDOFF == 0 && sys::now_ns() >= head.timeout_ns() {
                     undo = undo.wrapping_add(HANDOFF);
                     head.set_handoff(true);
                 }
                 self.count.fetch_add(undo, Relaxed);
                 return false;
             }
-            self.set_reader_owned(head.rec);
+            self.set_reader_owned(head.rec());
         }
         // Pass 1: count the readers to grant (writers keep their places).
         let (mut woken, mut writers, mut more) = (0usize, false, false);
         // SAFETY: wait_lock held.
         unsafe {
             self.wait_list.for_each(|w| {
-                if w.kind == Kind::Write {
+                if w.kind() == Kind::Write {
                     writers = true;
                 } else if woken == MAX_READERS_WAKEUP {
                     more = true;
@@ -1208,7 +1257,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if adj != 0 {
             self.count.fetch_add(adj, Relaxed);
         }
-        // Pass 2: unlink and grant. After the Release store the waiter may be gone.
+        // Pass 2: unlink and grant. After the Release store the waiter may return at once; we
+        // only queue its (type-stable) record for the wakeup.
         let mut left = woken;
         // SAFETY: wait_lock held; the callback unlinks only the waiter it is given.
         unsafe {
@@ -1216,11 +1266,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 if left == 0 {
                     return false;
                 }
-                if w.kind == Kind::Read {
-                    let rec = w.rec;
+                if w.kind() == Kind::Read {
+                    let rec = w.rec();
                     self.wait_list.remove(w);
-                    wq.push(rec);
                     w.state.store(GRANT_GRANTED, Release);
+                    wq.push(rec);
+                    chaos::point(Site::Granted);
                     left -= 1;
                 }
                 true

@@ -40,17 +40,18 @@
 use crate::sync::{loom_const_fn, spin_hint, AtomicU32, Ordering::Relaxed};
 use crate::sys;
 use crate::thread::ThreadRec;
-#[cfg(not(kslock_loom))]
-use std::sync::OnceLock;
 
 /// Smallest budget, ns: below this a spin cannot even cover one cache-line round trip plus a
 /// short critical section.
 pub(crate) const FLOOR_NS: u32 = 1_000;
 /// Cap = this many no-waiter `FUTEX_WAKE`s (see module doc).
+#[cfg_attr(kslock_loom, allow(dead_code))]
 const CAP_SYSCALLS: u64 = 120;
 /// Cap clamp, ns.
+#[cfg_attr(kslock_loom, allow(dead_code))]
 const CAP_MIN_NS: u64 = 4_000;
 /// Cap clamp, ns.
+#[cfg_attr(kslock_loom, allow(dead_code))]
 const CAP_MAX_NS: u64 = 40_000;
 /// The clock is read every this many steps (rdtsc ≈ 10 ns vs pause ≈ 27 ns).
 const CLOCK_EVERY: u32 = 16;
@@ -64,21 +65,31 @@ struct Calib {
     ticks_per_us: u64,
 }
 
+/// Computed once per process, in one atomic word (`cap_ns << 32 | ticks_per_us`; 0 = not yet):
+/// threads that race on the first use both compute it and store the same kind of value, and a
+/// `fork()` can never catch it half-initialised (as it could a `OnceLock` mid-init).
 #[cfg(not(kslock_loom))]
 fn calib() -> Calib {
-    static C: OnceLock<Calib> = OnceLock::new();
-    *C.get_or_init(|| {
-        let cap = std::env::var("KSLOCK_SPIN_CAP_NS")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or_else(|| {
-                (sys::measure_syscall_ns() * CAP_SYSCALLS).clamp(CAP_MIN_NS, CAP_MAX_NS)
-            });
-        Calib {
-            cap_ns: cap.min(u32::MAX as u64) as u32,
-            ticks_per_us: sys::ticks_per_us(),
-        }
-    })
+    use core::sync::atomic::{AtomicU64, Ordering::Relaxed as R};
+    static C: AtomicU64 = AtomicU64::new(0);
+    let v = C.load(R);
+    if v != 0 {
+        return Calib {
+            cap_ns: (v >> 32) as u32,
+            ticks_per_us: v as u32 as u64,
+        };
+    }
+    let cap = std::env::var("KSLOCK_SPIN_CAP_NS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or_else(|| (sys::measure_syscall_ns() * CAP_SYSCALLS).clamp(CAP_MIN_NS, CAP_MAX_NS))
+        .clamp(1, u32::MAX as u64);
+    let tpu = sys::ticks_per_us().clamp(1, u32::MAX as u64);
+    C.store(cap << 32 | tpu, R);
+    Calib {
+        cap_ns: cap as u32,
+        ticks_per_us: tpu,
+    }
 }
 
 #[cfg(kslock_loom)]
@@ -94,10 +105,18 @@ pub fn spin_cap_ns() -> u32 {
     calib().cap_ns
 }
 
-/// A lock's spin statistics: the EWMA of successful spin durations, ns (0 = no data yet).
+/// A lock's spin word (4 bytes, so that a mutex fits in 32):
+///
+/// | bits | meaning | written by |
+/// |------|---------|------------|
+/// | 16–31 | the EWMA of successful spin durations, ns (0 = no data yet; saturates at 65535 ns, above every cap) | spinners ending a spin (CAS: only these bits) |
+/// | 0–15 | spinners the lock's OSQ admitted ([`crate::osq`]) | `admit` / `leave` (fetch_add / fetch_sub of 1, never past 16 bits) |
 #[derive(Debug)]
 #[repr(transparent)]
 pub(crate) struct SpinStats(AtomicU32);
+
+/// The admitted-spinner bits of a spin word.
+const ADMITTED_MASK: u32 = 0xFFFF;
 
 impl SpinStats {
     loom_const_fn! {
@@ -106,9 +125,41 @@ impl SpinStats {
         }
     }
 
+    fn avg_ns(&self) -> u32 {
+        self.0.load(Relaxed) >> 16
+    }
+
+    /// Replaces the EWMA bits, leaving the admission count alone (a CAS loop: admissions change
+    /// the low bits concurrently).
+    fn set_avg_ns(&self, avg: u32) {
+        let avg = avg.min(0xFFFF) << 16;
+        let mut w = self.0.load(Relaxed);
+        while let Err(x) =
+            self.0
+                .compare_exchange_weak(w, (w & ADMITTED_MASK) | avg, Relaxed, Relaxed)
+        {
+            w = x;
+        }
+    }
+
+    /// Admits one more OSQ spinner unless `max` are admitted already. Relaxed: a counter, not a
+    /// handover (the OSQ itself orders its nodes).
+    pub(crate) fn admit(&self, max: u32) -> bool {
+        if self.0.fetch_add(1, Relaxed) & ADMITTED_MASK >= max.min(ADMITTED_MASK - 1) {
+            self.0.fetch_sub(1, Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// An admitted spinner left the OSQ.
+    pub(crate) fn leave(&self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
+
     /// This lock's current budget, ns.
     fn budget_ns(&self, cap: u32) -> u32 {
-        match self.0.load(Relaxed) {
+        match self.avg_ns() {
             0 => cap / 2,
             avg => avg
                 .saturating_mul(2)
@@ -118,21 +169,21 @@ impl SpinStats {
     }
 
     fn record_success(&self, took_ns: u32) {
-        let avg = self.0.load(Relaxed) as i64;
+        let avg = self.avg_ns() as i64;
         let avg = if avg == 0 {
             took_ns as i64
         } else {
             avg + (took_ns as i64 - avg) / 8
         };
-        self.0.store(avg.clamp(1, u32::MAX as i64) as u32, Relaxed);
+        self.set_avg_ns(avg.clamp(1, u32::MAX as i64) as u32);
     }
 
     fn record_timeout(&self, budget_ns: u32) {
-        let avg = match self.0.load(Relaxed) {
+        let avg = match self.avg_ns() {
             0 => budget_ns / 2,
             a => a,
         };
-        self.0.store((avg / 2).max(1), Relaxed);
+        self.set_avg_ns((avg / 2).max(1));
     }
 }
 
@@ -152,6 +203,10 @@ pub(crate) struct Spin<'a> {
     start: u64,
     limit_ticks: u64,
     budget_ns: u32,
+    /// Feed the outcome into `stats` (false for handover waits).
+    learn: bool,
+    /// A wait for a promised handover ([`Spin::for_handover`]): yields to an owner on this CPU.
+    handover: bool,
     steps: u32,
     my_cpu: u32,
     /// Pauses before the next poll of the same owner (R6 backoff), and that owner.
@@ -160,10 +215,28 @@ pub(crate) struct Spin<'a> {
 }
 
 impl<'a> Spin<'a> {
-    /// Starts a spin for `me` on the lock whose statistics are `stats`.
+    /// Starts a spin for `me` on the lock whose statistics are `stats`, under the lock's
+    /// adaptive budget (R5): a race for a lock that may free up.
     pub(crate) fn new(stats: &'a SpinStats, me: &'static ThreadRec) -> Self {
+        let budget = stats.budget_ns(calib().cap_ns);
+        Self::with_budget(stats, me, budget, true)
+    }
+
+    /// Starts a wait for a handover that the owner will make at its next unlock (a due head
+    /// waiter: the lock is promised to it). Budget: the whole cap, not the lock's average, which
+    /// measures races for a free lock and sinks to the floor on a saturated lock, below a
+    /// critical section. Not fed into the statistics.
+    pub(crate) fn for_handover(stats: &'a SpinStats, me: &'static ThreadRec) -> Self {
+        Self::with_budget(stats, me, calib().cap_ns, false)
+    }
+
+    fn with_budget(
+        stats: &'a SpinStats,
+        me: &'static ThreadRec,
+        budget_ns: u32,
+        learn: bool,
+    ) -> Self {
         let c = calib();
-        let budget_ns = stats.budget_ns(c.cap_ns);
         me.note_cpu();
         Spin {
             stats,
@@ -171,11 +244,19 @@ impl<'a> Spin<'a> {
             start: sys::ticks(),
             limit_ticks: budget_ns as u64 * c.ticks_per_us / 1000,
             budget_ns,
+            learn,
+            handover: !learn,
             steps: 0,
             my_cpu: me.cpu.load(Relaxed),
             poll_pauses: 1,
             last_owner: core::ptr::null(),
         }
+    }
+
+    /// The statistics of the lock this spin is on.
+    #[inline]
+    pub(crate) fn stats(&self) -> &'a SpinStats {
+        self.stats
     }
 
     /// R2 + R3: may `owner` be running right now? (`owner` is a hint the caller re-checks
@@ -214,6 +295,18 @@ impl<'a> Spin<'a> {
     #[inline]
     pub(crate) fn step_on(&mut self, owner: &ThreadRec) -> Result<(), Stop> {
         if !self.owner_running(owner) {
+            if self.handover && !owner.is_parked() {
+                // R3 in a handover wait: the owner, which will hand us the lock at its next
+                // unlock, is runnable on this very CPU (our wakeup preempted it). Give it the
+                // CPU back rather than leave: stopping here would send us to sleep and make the
+                // handover one to a sleeper, the lock idle for our wakeup.
+                crate::sync::yield_now();
+                self.my_cpu = {
+                    self.me.note_cpu();
+                    self.me.cpu.load(Relaxed)
+                };
+                return self.step();
+            }
             return Err(Stop::OwnerNotRunning);
         }
         if !core::ptr::eq(owner, self.last_owner) {
@@ -238,6 +331,9 @@ impl<'a> Spin<'a> {
 
     /// The spin ended with the lock acquired: feed its duration into the lock's average.
     pub(crate) fn succeeded(self) {
+        if !self.learn {
+            return;
+        }
         let tpu = calib().ticks_per_us.max(1);
         let ns = sys::ticks().wrapping_sub(self.start).saturating_mul(1000) / tpu;
         self.stats.record_success(ns.min(u32::MAX as u64) as u32);
@@ -261,7 +357,7 @@ impl<'a> Spin<'a> {
 
     /// The spin ended without the lock; `why` decides whether the budget shrinks.
     pub(crate) fn failed(self, why: Stop) {
-        if why == Stop::Budget {
+        if why == Stop::Budget && self.learn {
             self.stats.record_timeout(self.budget_ns);
         }
     }
@@ -335,7 +431,7 @@ mod tests {
             );
         }
         sp.failed(Stop::Budget);
-        assert!(s.0.load(Relaxed) > 0);
+        assert!(s.avg_ns() > 0);
     }
 
     #[test]

@@ -40,6 +40,15 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
 }
 
+/// Gives the CPU away (`sched_yield`; loom's yield under loom).
+#[inline]
+pub(crate) fn yield_now() {
+    #[cfg(not(kslock_loom))]
+    std::thread::yield_now();
+    #[cfg(kslock_loom)]
+    loom::thread::yield_now();
+}
+
 /// Defines a constructor from one body: a `const fn` in normal builds (so locks can live in
 /// statics and all-zero `INIT`s), a plain `fn` under loom, whose atomics have no `const fn new`.
 macro_rules! loom_const_fn {

@@ -1,5 +1,5 @@
-//! Waiting: the `wait_lock` that guards a lock's waiter list, the FIFO list of on-stack
-//! waiters, and the deferred wake list (the kernel's wake_q).
+//! Waiting: the `wait_lock` that guards a lock's waiter list and the FIFO list of waiters.
+//! (The wait nodes and the deferred wake list live with the thread records, [`crate::thread`].)
 //!
 //! # `WaitLock` state
 //!
@@ -11,23 +11,29 @@
 //!
 //! The holder only edits the list and lock words (never a syscall while holding it), so hold
 //! times are tens of ns: contenders spin a bounded number of steps ([`Spin`] with the lock's own
-//! budget) before sleeping.
+//! budget) before sleeping. Holding it is a slow-path section for the fork barrier
+//! ([`crate::thread`]'s pool): a `fork()` never copies a half-edited list.
 //!
 //! # Waiter list
 //!
-//! A circular doubly-linked list of [`Waiter`]s that live on their threads' stacks; the lock
-//! stores only `first` (0 = empty, as in the kernel's 2026 `first_waiter` change), the tail is
-//! `first.prev`. Every link and `first` change happens under the wait_lock. `first` is also
-//! read without it (Relaxed: "am I the head?" hints, re-checked under the lock).
+//! A circular doubly-linked list of [`Waiter`] nodes (each in its thread's record, or on the
+//! stack of a nested wait); the lock stores only `first` (0 = empty, as in the kernel's 2026
+//! `first_waiter` change), the tail is `first.prev`. Every link and `first` change happens under
+//! the wait_lock. `first` is also read without it (Relaxed: "am I the head?" hints, re-checked
+//! under the lock).
 //!
 //! A waiter stays linked until it takes itself out under the wait_lock (mutex, writers,
 //! cancellations) or a waker unlinks it and publishes a grant (rwsem readers). Wakers never
-//! touch a [`Waiter`] after dropping the wait_lock: they copy its `rec` (type-stable) into a
-//! [`WakeQ`] and unpark the record after unlocking.
+//! touch a [`Waiter`] after publishing its grant: they queue its record (type-stable) in a
+//! [`crate::thread::WakeQ`] and unpark it after unlocking.
+//!
+//! In a `fork()` child, nodes of threads that did not survive the fork may still be linked
+//! (ghosts): [`WaitList::purge_ghosts`] takes them out before a lock wakes or grants.
 
+use crate::chaos::{self, Site};
 use crate::spin::{Spin, SpinStats};
-use crate::sync::{loom_const_fn, AtomicPtr, AtomicU32, Ordering::*, UnsafeCell};
-use crate::thread::ThreadRec;
+use crate::sync::{loom_const_fn, AtomicPtr, AtomicU32, Ordering::*};
+use crate::thread::{self, ThreadRec, Waiter};
 use core::ptr;
 
 const WL_FREE: u32 = 0;
@@ -49,6 +55,7 @@ impl WaitLock {
     /// Takes the lock. `stats` is the owning lock's spin statistics (the budget of a short spin).
     #[inline]
     pub(crate) fn lock(&self, me: &'static ThreadRec, stats: &SpinStats) {
+        thread::slow_enter(me);
         // Acquire pairs with the Release in `unlock`.
         if self
             .0
@@ -57,14 +64,21 @@ impl WaitLock {
         {
             self.lock_contended(me, stats);
         }
+        chaos::point(Site::WaitLocked);
     }
 
     /// Takes the lock only if it is free at once (seed S0 `TrylockIfSpinner`).
     #[inline]
-    pub(crate) fn try_lock(&self) -> bool {
-        self.0
+    pub(crate) fn try_lock(&self, me: &'static ThreadRec) -> bool {
+        thread::slow_enter(me);
+        let ok = self
+            .0
             .compare_exchange(WL_FREE, WL_LOCKED, Acquire, Relaxed)
-            .is_ok()
+            .is_ok();
+        if !ok {
+            me.slow_exit();
+        }
+        ok
     }
 
     #[cold]
@@ -82,86 +96,21 @@ impl WaitLock {
         }
         // Don't feed the wait_lock's spins into the lock's statistics: a different hold time.
         // Sleep: mark contended so that the holder's unlock wakes us.
+        crate::events::count(crate::events::Event::waitlock_sleep);
         while self.0.swap(WL_CONTENDED, Acquire) != WL_FREE {
             let _ = me.futex_wait(&self.0, WL_CONTENDED, None);
         }
     }
 
-    /// Releases the lock.
+    /// Releases the lock (taken by `me`).
     #[inline]
-    pub(crate) fn unlock(&self) {
+    pub(crate) fn unlock(&self, me: &'static ThreadRec) {
+        chaos::point(Site::WaitUnlock);
         // Release pairs with the Acquire in `lock`.
         if self.0.swap(WL_FREE, Release) == WL_CONTENDED {
             crate::sys::futex_wake(&self.0, 1);
         }
-    }
-}
-
-/// What a waiter waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Mutex waiter or rwsem writer.
-    Write,
-    /// rwsem reader.
-    Read,
-}
-
-/// One waiting thread, on its own stack, linked into a lock's list while it waits.
-pub(crate) struct Waiter {
-    next: UnsafeCell<*const Waiter>,
-    prev: UnsafeCell<*const Waiter>,
-    /// The waiting thread (type-stable: safe to unpark after the waiter is gone).
-    pub(crate) rec: &'static ThreadRec,
-    pub(crate) kind: Kind,
-    /// Per-lock protocol state (rwsem: reader grant; condvar: notified/requeued), published
-    /// with Release by wakers, read with Acquire by the waiter.
-    pub(crate) state: AtomicU32,
-    /// Monotonic ns after which this waiter may ask for a handoff (rwsem).
-    pub(crate) timeout_ns: u64,
-    /// rwsem: this (head) waiter's HANDOFF reservation is set. Guarded by the wait_lock.
-    pub(crate) handoff_set: UnsafeCell<bool>,
-    /// mutex: handoffs withheld from this waiter because it was asleep. Guarded by the wait_lock.
-    denials: UnsafeCell<u32>,
-}
-
-impl Waiter {
-    pub(crate) fn new(rec: &'static ThreadRec, kind: Kind, state: u32) -> Self {
-        Waiter {
-            next: UnsafeCell::new(ptr::null()),
-            prev: UnsafeCell::new(ptr::null()),
-            rec,
-            kind,
-            state: AtomicU32::new(state),
-            timeout_ns: 0,
-            handoff_set: UnsafeCell::new(false),
-            denials: UnsafeCell::new(0),
-        }
-    }
-
-    fn get<T: Copy>(c: &UnsafeCell<T>) -> T {
-        // SAFETY: list fields are only accessed under the owning lock's wait_lock (caller
-        // contract of every `WaitList` method), so there is no concurrent writer.
-        c.with_mut(|p| unsafe { *p })
-    }
-    fn set<T>(c: &UnsafeCell<T>, v: T) {
-        // SAFETY: as in `get`.
-        c.with_mut(|p| unsafe { *p = v })
-    }
-
-    /// The handoff flag (wait_lock held).
-    pub(crate) fn handoff_set(&self) -> bool {
-        Self::get(&self.handoff_set)
-    }
-    /// Sets the handoff flag (wait_lock held).
-    pub(crate) fn set_handoff(&self, v: bool) {
-        Self::set(&self.handoff_set, v)
-    }
-
-    /// Counts one withheld handoff and returns the new count (wait_lock held).
-    pub(crate) fn deny_handoff(&self) -> u32 {
-        let n = Self::get(&self.denials) + 1;
-        Self::set(&self.denials, n);
-        n
+        me.slow_exit();
     }
 }
 
@@ -196,6 +145,23 @@ impl WaitList {
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.first.load(Relaxed).is_null()
+    }
+
+    /// How many waiters are linked (a walk: for event counts and tests).
+    ///
+    /// # Safety
+    /// The wait_lock is held.
+    #[cfg_attr(not(feature = "lock-events"), allow(dead_code))]
+    pub(crate) unsafe fn len(&self) -> u64 {
+        let mut n = 0;
+        // SAFETY: caller contract.
+        unsafe {
+            self.for_each(|_| {
+                n += 1;
+                true
+            })
+        };
+        n
     }
 
     /// Appends `w` at the tail. Returns `true` if the list was empty.
@@ -243,6 +209,29 @@ impl WaitList {
             self.first.store(next as *mut Waiter, Relaxed);
         }
         false
+    }
+
+    /// Takes every `fork()` ghost (module doc) out of the list. Returns `true` if it removed
+    /// any. Costs one load of a global when this process never forked.
+    ///
+    /// # Safety
+    /// The wait_lock is held.
+    pub(crate) unsafe fn purge_ghosts(&self) -> bool {
+        if !thread::forked() {
+            return false;
+        }
+        let mut purged = false;
+        // SAFETY: wait_lock held (caller); the callback unlinks only the node it is given.
+        unsafe {
+            self.for_each(|w| {
+                if thread::is_dead(w.rec()) {
+                    self.remove(w);
+                    purged = true;
+                }
+                true
+            })
+        };
+        purged
     }
 
     /// Moves every waiter of `other` to the tail of `self`, preserving order.
@@ -296,36 +285,6 @@ impl WaitList {
     }
 }
 
-/// The deferred wake list (kernel wake_q): records collected under a wait_lock, unparked after
-/// it is dropped. Fixed capacity, on the stack: no allocation on any unlock path.
-pub(crate) struct WakeQ<const N: usize> {
-    recs: [Option<&'static ThreadRec>; N],
-    len: usize,
-}
-
-impl<const N: usize> WakeQ<N> {
-    pub(crate) fn new() -> Self {
-        WakeQ {
-            recs: [None; N],
-            len: 0,
-        }
-    }
-
-    /// Queues `rec` for a wakeup. Panics past capacity (callers size N to their batch bound).
-    pub(crate) fn push(&mut self, rec: &'static ThreadRec) {
-        self.recs[self.len] = Some(rec);
-        self.len += 1;
-    }
-
-    /// Unparks every queued record. Call after dropping the wait_lock.
-    pub(crate) fn wake_all(&mut self) {
-        for r in self.recs[..self.len].iter().flatten() {
-            r.unpark();
-        }
-        self.len = 0;
-    }
-}
-
 #[cfg(all(test, not(kslock_loom)))]
 mod tests {
     use super::*;
@@ -335,8 +294,13 @@ mod tests {
     #[test]
     fn list_is_fifo_and_removal_keeps_order() {
         let wl = WaitList::new();
-        let me = current();
-        let ws: Vec<Waiter> = (0..5).map(|i| Waiter::new(me, Kind::Write, i)).collect();
+        let ws: Vec<Waiter> = (0..5)
+            .map(|i| {
+                let w = Waiter::new();
+                w.state.store(i, Relaxed);
+                w
+            })
+            .collect();
         let order = |wl: &WaitList| {
             let mut v = vec![];
             // SAFETY: single-threaded test; the list is only touched here.
@@ -391,7 +355,7 @@ mod tests {
                         s.2.store(v + 1, Relaxed);
                         assert_eq!(s.3.fetch_add(1, Relaxed), 0, "two wait_lock holders");
                         s.3.fetch_sub(1, Relaxed);
-                        s.0.unlock();
+                        s.0.unlock(me);
                     }
                 })
             })

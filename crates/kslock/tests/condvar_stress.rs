@@ -105,3 +105,35 @@ fn wait_while_for_reports_the_condition_at_timeout() {
         "condition false at once: no wait, no timeout"
     );
 }
+
+#[test]
+fn timeouts_of_any_size_never_panic() {
+    // Issue 8, defect 5: `wait_while_for(.., Duration::MAX)` panicked ("overflow when adding
+    // duration to instant"). A timeout past the clock's range means "no timeout".
+    let st = Arc::new((Mutex::new(false), Condvar::new()));
+    let mut g = st.0.lock();
+    let r = st.1.wait_while_for(&mut g, |ready| *ready, Duration::MAX);
+    assert!(!r.timed_out(), "condition false at once: no wait");
+    assert!(st.1.wait_for(&mut g, Duration::ZERO).timed_out());
+    let st2 = st.clone();
+    let h = std::thread::spawn(move || {
+        let mut g = st2.0.lock();
+        let r = st2.1.wait_while_for(&mut g, |ready| !*ready, Duration::MAX);
+        assert!(!r.timed_out());
+        assert!(*g);
+    });
+    drop(g);
+    // Notify until the waiter has seen the flag (it may not have started waiting yet).
+    while !h.is_finished() {
+        *st.0.lock() = true;
+        st.1.notify_all();
+        std::thread::yield_now();
+    }
+    h.join().unwrap();
+    let m = Mutex::new(());
+    let mut g = m.lock();
+    let deadline = std::time::Instant::now() + Duration::from_millis(1);
+    assert!(st.1.wait_until(&mut g, deadline).timed_out());
+    let r = st.1.wait_while_until(&mut g, |_| true, deadline);
+    assert!(r.timed_out(), "a deadline in the past times out at once");
+}

@@ -186,24 +186,37 @@ fn loom_condvar_notify_all_requeues() {
 
 #[test]
 fn loom_condvar_timed_wait_consumes_no_notification() {
-    // A timed waiter times out (at once) while a notify races with it: either it was notified
-    // (not timed out) or it left the queue; a notify must then not be counted as delivered.
+    // A timed waiter (its timer fires at once under loom) races a notify_one made under the
+    // mutex. The waiter announces itself under the mutex before waiting, and releases the mutex
+    // only inside the wait, after queueing: a notifier that sees the announcement finds it
+    // queued, or already gone by its timeout. A notification is delivered exactly when the
+    // waiter did not time out.
     loom::model(|| {
-        let st = Arc::new((M::new(), Condvar::new()));
+        let st = Arc::new((M::new(), Condvar::new(), AtomicBool::new(false)));
         let st2 = st.clone();
         let h = loom::thread::spawn(move || {
             st2.0.lock();
+            st2.2.store(true, Relaxed);
             // SAFETY: held by this thread.
             let timed_out = unsafe { st2.1.wait_raw(&st2.0, Some(0)) };
-            // SAFETY: held.
+            // SAFETY: held again on return.
             unsafe { st2.0.unlock() };
             timed_out
         });
-        let delivered = st.1.notify_one();
+        st.0.lock();
+        let announced = st.2.load(Relaxed);
+        let delivered = announced && st.1.notify_one();
+        // SAFETY: held.
+        unsafe { st.0.unlock() };
         let timed_out = h.join().unwrap();
         assert!(
             !(delivered && timed_out),
             "a notification was delivered to a waiter that timed out"
         );
+        assert!(
+            !announced || delivered || timed_out,
+            "the waiter left the queue without a notification or a timeout"
+        );
+        assert!(!st.0.is_locked() && !st.0.has_waiters());
     });
 }

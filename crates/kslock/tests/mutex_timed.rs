@@ -133,10 +133,16 @@ fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
     }
     h.join().unwrap();
     assert!(tries > 20, "the trier saw too few holds: {tries}");
-    assert!(
-        spin_ok * 2 >= tries,
-        "try_lock_spin should mostly win against a running 2 µs hold: {spin_ok}/{tries}"
-    );
+    // try_lock wins about 1 in 200 of these (it only wins when the hold happens to end between
+    // the trier's check of `held` and its CAS); a spin that waits for the running owner wins
+    // most. Require 1 in 5, which no try_lock reaches and a debug build on a loaded 2-CPU
+    // machine keeps. Chaos builds delay the spinner on purpose: no ratio there.
+    if !cfg!(kslock_chaos) {
+        assert!(
+            spin_ok * 5 >= tries,
+            "try_lock_spin should win against a running 2 µs hold: {spin_ok}/{tries}"
+        );
+    }
 
     // A sleeping owner: try_lock_spin fails promptly (the owner is not running).
     let m3 = m.clone();
@@ -247,4 +253,105 @@ fn signals_interrupting_waiters_lose_nothing() {
         6 * 3000,
         "an acquisition was lost or duplicated under EINTR"
     );
+}
+
+/// Runs `rounds` short rounds of `f(round, thread, mutex)` on `threads` persistent threads that
+/// start each round together. Every round must end with every thread done: a round whose threads
+/// stay blocked for `STALL` is a lost wakeup (someone sleeps with the lock free and nobody is
+/// left to wake it), reported with its round number and the lock's state. Short rounds put
+/// many round ends (the moments when no later unlock can rescue a stranded sleeper) in a run.
+fn rounds_must_finish(rounds: usize, threads: usize, f: fn(usize, usize, &Mutex<u64>)) {
+    const STALL: Duration = Duration::from_secs(10);
+    let m = Arc::new(Mutex::new(0u64));
+    let done = Arc::new(AtomicUsize::new(0));
+    let start = Arc::new(Barrier::new(threads + 1));
+    let hs: Vec<_> = (0..threads)
+        .map(|i| {
+            let (m, done, start) = (m.clone(), done.clone(), start.clone());
+            std::thread::spawn(move || {
+                for round in 0..rounds {
+                    start.wait();
+                    f(round, i, &m);
+                    done.fetch_add(1, Release);
+                }
+            })
+        })
+        .collect();
+    for round in 0..rounds {
+        start.wait();
+        let t0 = Instant::now();
+        let target = (round + 1) * threads;
+        while done.load(Acquire) < target {
+            // SAFETY: only inspects the raw state.
+            let raw = unsafe { m.raw() };
+            assert!(
+                t0.elapsed() < STALL,
+                "round {round}: {} of {threads} threads still blocked after {STALL:?} with \
+                 nobody left to wake them (lost wakeup); locked {}, waiters {}",
+                target - done.load(Acquire),
+                raw.is_locked(),
+                raw.has_waiters(),
+            );
+            std::thread::yield_now();
+        }
+        // SAFETY: only inspects the raw state.
+        let raw = unsafe { m.raw() };
+        assert!(!raw.is_locked() && !raw.has_waiters(), "round {round}");
+    }
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+/// Busy-holds for `us` microseconds (a critical section that takes real time in any build).
+fn hold_us(us: u64) {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_micros(us) {
+        std::hint::spin_loop();
+    }
+}
+
+#[test]
+fn timed_waiters_leaving_never_strand_a_sleeper() {
+    let _serial = heavy();
+    // Defect 1 of issue 8: a timed head waiter that times out right after it was woken must
+    // pass the wakeup on. Rounds of untimed lockers, timed lockers with timeouts of the order of
+    // the waits, and stealers that only try_lock; at the end of each round every thread must
+    // have finished. A stranded sleeper shows as a stalled round. (The window needs a
+    // preemption at the right moment: a chaos build injects those on 2 CPUs.)
+    let rounds = if cfg!(kslock_chaos) { 20_000 } else { 5_000 };
+    rounds_must_finish(rounds, 6, |round, i, m| {
+        {
+            let x = (round * 31 + i * 17) % 97;
+            match (i + round) % 6 {
+                // A holder that sleeps in the critical section (locktorture's long hold), so
+                // that the others queue and park behind it.
+                0 => {
+                    let mut g = m.lock();
+                    *g += 1;
+                    std::thread::sleep(Duration::from_micros(x as u64 % 40));
+                }
+                1 | 2 => {
+                    let mut g = m.lock();
+                    *g += 1;
+                    hold_us((x % 4) as u64);
+                }
+                3 | 4 => {
+                    let t = Duration::from_micros((x % 80) as u64 + 1);
+                    if let Some(mut g) = m.try_lock_for(t) {
+                        *g += 1;
+                    }
+                }
+                _ => {
+                    for _ in 0..400 {
+                        if let Some(mut g) = m.try_lock() {
+                            *g += 1;
+                            break;
+                        }
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+        }
+    });
 }

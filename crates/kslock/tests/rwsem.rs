@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Orderin
 use std::sync::{Arc, Barrier, Mutex as StdMutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+mod common;
+
 /// Default policy with a 100 µs handoff timeout: HANDOFF paths run all the time.
 #[derive(Debug, Default)]
 pub struct FastHandoff;
@@ -493,6 +495,10 @@ macro_rules! suite {
                 writer_not_starved::<$p>();
             }
             #[test]
+            fn writer_bound_counted_in_reads() {
+                common::writer_bound_in_reads::<$p>(3);
+            }
+            #[test]
             fn reader_not_starved_by_writer_stream() {
                 reader_not_starved::<$p>();
             }
@@ -650,6 +656,52 @@ fn misuse_leaves_the_count_intact() {
     l.write();
     // SAFETY: held.
     unsafe { l.write_unlock() };
+}
+
+#[test]
+fn only_the_misusing_thread_panics() {
+    // A misused read_unlock (here: by the write-lock holder, so no read lock is counted and the
+    // misuse is always detected) corrupts the count for a moment (module doc, "Misuse"): the
+    // threads using the lock correctly meanwhile (writers that queue, readers that only
+    // try_read, so that no phantom bias is counted) must not panic or lose a wakeup, and the
+    // count must end intact.
+    let _g = heavy();
+    let l = Arc::new(RawRwSem::<DefaultPolicy>::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let hs: Vec<_> = (0..4)
+        .map(|i| {
+            let (l, stop) = (l.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Relaxed) {
+                    // SAFETY (both arms): the lock taken just before is released.
+                    if i < 2 {
+                        l.write();
+                        unsafe { l.write_unlock() };
+                        n += 1;
+                    } else if l.try_read() {
+                        unsafe { l.read_unlock() };
+                        n += 1;
+                    }
+                }
+                n
+            })
+        })
+        .collect();
+    for _ in 0..2000 {
+        l.write();
+        let l2 = l.clone();
+        // SAFETY: deliberately violated (no read lock held); the panic is caught.
+        let r = std::panic::catch_unwind(move || unsafe { l2.read_unlock() });
+        assert!(r.is_err(), "the misuse went undetected");
+        // SAFETY: the write lock taken above.
+        unsafe { l.write_unlock() };
+    }
+    stop.store(true, Relaxed);
+    for h in hs {
+        assert!(h.join().unwrap() > 0, "a correct thread made no progress");
+    }
+    assert!(!l.is_locked() && !l.has_waiters(), "{:?}", *l);
 }
 
 #[cfg(any(debug_assertions, feature = "debug-locks"))]

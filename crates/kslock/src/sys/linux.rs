@@ -1,7 +1,6 @@
 //! Linux implementation of the system layer.
 
 use crate::sync::AtomicU32;
-use std::sync::OnceLock;
 
 use super::{Deadline, TimedOut};
 
@@ -97,12 +96,18 @@ pub(crate) fn ticks() -> u64 {
 }
 
 /// Ticks of [`ticks`] per microsecond, measured once against `CLOCK_MONOTONIC` (≈ 200 µs).
+/// Measured once per process and kept in an atomic (racing first callers both measure; no
+/// once-lock that a `fork()` could catch mid-initialisation).
 pub(crate) fn ticks_per_us() -> u64 {
-    static TPU: OnceLock<u64> = OnceLock::new();
-    *TPU.get_or_init(|| {
-        if cfg!(not(target_arch = "x86_64")) {
-            return 1000;
-        }
+    use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static TPU: AtomicU64 = AtomicU64::new(0);
+    let v = TPU.load(Relaxed);
+    if v != 0 {
+        return v;
+    }
+    let v = if cfg!(not(target_arch = "x86_64")) {
+        1000
+    } else {
         let (n0, t0) = (now_ns(), ticks());
         let mut n1 = n0;
         while n1 - n0 < 200_000 {
@@ -110,7 +115,9 @@ pub(crate) fn ticks_per_us() -> u64 {
         }
         let t1 = ticks();
         ((t1 - t0) * 1000 / (n1 - n0).max(1)).max(1)
-    })
+    };
+    TPU.store(v, Relaxed);
+    v
 }
 
 /// Measures one `FUTEX_WAKE` on a word nobody waits on (the floor cost of any kernel entry

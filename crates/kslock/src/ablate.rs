@@ -1,0 +1,57 @@
+//! Switches that turn one mechanism off, for A/B measurements (issue 11, "ablation"):
+//! `KSLOCK_OFF=<comma-separated names>`, read once per process. Every mechanism a switch names
+//! is on by default; its module doc gives the measured A/B ratio.
+//!
+//! | name | mechanism | where |
+//! |------|-----------|-------|
+//! | `baton` | the handing-off unlocker wakes the next head before the grant | [`crate::mutex`] `hand_off` |
+//! | `pickup_yield` | the new owner yields once after picking up a handover | [`crate::mutex`] `picked_up` |
+//! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
+//!
+//! Unknown names are ignored (so a list written for a later version still runs).
+
+/// A switchable mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Mech {
+    Baton = 1 << 0,
+    PickupYield = 1 << 1,
+    SkipSpin = 1 << 2,
+}
+
+const NAMES: [(&str, Mech); 3] = [
+    ("baton", Mech::Baton),
+    ("pickup_yield", Mech::PickupYield),
+    ("skip_spin", Mech::SkipSpin),
+];
+
+/// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.
+#[inline]
+pub(crate) fn on(m: Mech) -> bool {
+    off_mask() & m as u32 == 0
+}
+
+#[cfg(not(kslock_loom))]
+fn off_mask() -> u32 {
+    use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    /// Bit 31 = read.
+    const READ: u32 = 1 << 31;
+    static MASK: AtomicU32 = AtomicU32::new(0);
+    let m = MASK.load(Relaxed);
+    if m & READ != 0 {
+        return m;
+    }
+    let off = std::env::var("KSLOCK_OFF").unwrap_or_default();
+    let m = off
+        .split(',')
+        .filter_map(|n| NAMES.iter().find(|(k, _)| *k == n.trim()))
+        .fold(READ, |a, (_, mech)| a | *mech as u32);
+    MASK.store(m, Relaxed);
+    m
+}
+
+#[cfg(kslock_loom)]
+fn off_mask() -> u32 {
+    let _ = NAMES;
+    0
+}

@@ -1,0 +1,115 @@
+//! Lock event counters (feature `lock-events`; free when it is off), after the kernel's
+//! `lock_events_list.h`: one line per event, named `<lock>_<path>_<event>`, counted process-wide.
+//! [`snapshot`] reads them (lockbench reports them per 1000 operations); they exist to explain
+//! measurements, not to drive decisions.
+//!
+//! Counters are sharded over 16 cache-line-padded slots by thread record id, so that counting
+//! does not itself become the contention it measures.
+
+macro_rules! events {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// A lock event (module doc).
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(usize)]
+        pub(crate) enum Event { $($(#[$doc])* $name,)* }
+
+        /// Every event's name, in `Event` order.
+        #[cfg(feature = "lock-events")]
+        const NAMES: &[&str] = &[$(stringify!($name),)*];
+        #[cfg(feature = "lock-events")]
+        const N: usize = NAMES.len();
+    };
+}
+
+events! {
+    /// The mutex lock fast path failed.
+    mutex_lock_slow,
+    /// An optimistic (OSQ) spin took the mutex.
+    mutex_spin_acquired,
+    /// A locker queued on the mutex.
+    mutex_queued,
+    /// A fresh head armed WAKE_HEAD and slept.
+    mutex_head_sleep,
+    /// A woken head lost the mutex to a barger.
+    mutex_head_lost,
+    /// A head slept until its fairness window was due.
+    mutex_window_sleep,
+    /// A due head asked for the handoff.
+    mutex_head_due,
+    /// A due head's handover wait ran out and it slept with HANDOFF kept.
+    mutex_due_sleep,
+    /// An unlock handed the mutex to the head.
+    mutex_unlock_handoff,
+    /// An unlock released the mutex and woke the head (WAKE_HEAD).
+    mutex_unlock_wake,
+    /// A new owner woke the next head as it left the queue.
+    mutex_owner_wakes_next,
+    /// A waiter left the mutex queue without the lock (timeout).
+    mutex_wait_timeout,
+    /// Waiters already queued when a mutex locker queued (sum: ÷ mutex_queued = mean length).
+    mutex_queued_behind,
+    /// A wait_lock contender slept on it (spin budget spent).
+    waitlock_sleep,
+    /// Windows measured: a handover picked up, then handed on by the same thread.
+    mutex_windows,
+    /// µs of those windows (sum; ÷ mutex_windows = mean window).
+    mutex_window_us,
+}
+
+/// Adds `n` to `e` (nothing without feature `lock-events`).
+#[inline(always)]
+pub(crate) fn add(e: Event, n: u64) {
+    #[cfg(feature = "lock-events")]
+    imp::add(e, n);
+    #[cfg(not(feature = "lock-events"))]
+    let _ = (e, n);
+}
+
+#[cfg(feature = "lock-events")]
+mod imp {
+    use super::{Event, N, NAMES};
+    use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    #[repr(align(128))]
+    struct Shard([AtomicU64; N]);
+
+    const SHARDS: usize = 16;
+    static COUNTS: [Shard; SHARDS] = [const { Shard([const { AtomicU64::new(0) }; N]) }; SHARDS];
+
+    #[inline]
+    pub(crate) fn count(e: Event) {
+        add(e, 1);
+    }
+
+    #[inline]
+    pub(crate) fn add(e: Event, n: u64) {
+        let shard = crate::thread::current().id() as usize % SHARDS;
+        COUNTS[shard].0[e as usize].fetch_add(n, Relaxed);
+    }
+
+    pub fn snapshot() -> Vec<(&'static str, u64)> {
+        NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, COUNTS.iter().map(|s| s.0[i].load(Relaxed)).sum()))
+            .collect()
+    }
+}
+
+/// Counts one `e` (nothing without feature `lock-events`).
+#[inline(always)]
+pub(crate) fn count(e: Event) {
+    #[cfg(feature = "lock-events")]
+    imp::count(e);
+    #[cfg(not(feature = "lock-events"))]
+    let _ = e;
+}
+
+/// Every event's total so far, by name (empty without feature `lock-events`).
+pub fn snapshot() -> Vec<(&'static str, u64)> {
+    #[cfg(feature = "lock-events")]
+    return imp::snapshot();
+    #[cfg(not(feature = "lock-events"))]
+    Vec::new()
+}

@@ -1,0 +1,132 @@
+//! The fairness window: how long others may take a lock (the owner re-locking, spinners, new
+//! lockers: *barging*) while its head waiter waits, before the head reserves it (HANDOFF).
+//!
+//! # Why a window
+//!
+//! When more threads want a lock than there are CPUs, the lock's throughput is decided by how
+//! often ownership moves between threads: a move to a sleeping thread costs a wakeup (≈ 2 µs on
+//! the same CPU, ≈ 30 µs across CPUs on the development VM) and a move between running threads
+//! a cache-line transfer (≈ 0.1–0.4 µs), against critical sections of 27 ns to 3 µs. The best
+//! schedule keeps one thread re-locking from its own cache for a while (barging is what makes
+//! locks fast) and moves ownership rarely, to a waiter that is already awake.
+//!
+//! Starvation is bounded the same way: a waiter that has been the head of the queue for its
+//! window reserves the lock, and the next unlock hands it over (kernel-locks.md B, HANDOFF).
+//! The kernel asks for the handoff after one lost race (fair at µs scale, a handover per wakeup);
+//! Go's mutex after 1 ms of waiting; parking_lot at a random 0–1 ms. kslock sizes the window
+//! from the queue: every waiter should wait about [`TARGET_NS`] in total, so a head that
+//! already waited long in the queue gets a short window and a head that arrived at an empty
+//! queue lets the owner batch for up to [`max_ns`]:
+//!
+//! ```text
+//! handoff_at = clamp(queued_at + TARGET, head_at + min, head_at + max)
+//! ```
+//!
+//! With n waiters rotating, each head takes ≈ max(min, TARGET / n): 2 waiters batch for the
+//! maximum, 96 waiters for the minimum, so a thread waits ≈ n × window for its next turn (the
+//! p99.9 wait at 96 threads) and gets its share of the lock once per rotation (fair at ms
+//! scale). A window costs one wakeup and one handover, a few µs; the minimum keeps that a small
+//! part of it.
+//!
+//! # Numbers
+//!
+//! | parameter | value | from | override |
+//! |-----------|-------|------|----------|
+//! | `TARGET_NS` | 4 ms | the kernel rwsem's handoff timeout (`RWSEM_WAIT_TIMEOUT`, ≈ 4 ms), the wait it accepts before reserving the lock | `KSLOCK_WAIT_TARGET_NS` |
+//! | `min_ns` | 2 × the spin cap (≈ 40 µs on the VM, 20–80 µs) | the spin cap is calibrated near a sleep/wake round trip ([`crate::spin`]); a handover costs a few µs of the owner's time and the window's timer adds its slack, so 2 round trips keep the overhead to a few % while 96 waiters still rotate in under 10 ms | `KSLOCK_WINDOW_MIN_NS` |
+//! | `max_ns` | `TARGET_NS` / 4 (1 ms) | at most a quarter of the total wait target per window: a waiter never waits more than about a millisecond for the lock to come back when only a few threads want it | `KSLOCK_WINDOW_MAX_NS` |
+//!
+//! The overrides are read once per process, for experiments.
+
+/// Total wait to aim for per waiter, ns (module doc).
+pub(crate) const TARGET_NS: u64 = 4_000_000;
+/// The window minimum in spin caps.
+const MIN_CAPS: u64 = 2;
+/// Clamp of the minimum, ns.
+const MIN_FLOOR_NS: u64 = 20_000;
+const MIN_CEIL_NS: u64 = 80_000;
+
+#[derive(Clone, Copy)]
+struct Params {
+    target: u64,
+    min: u64,
+    max: u64,
+}
+
+#[cfg(not(kslock_loom))]
+fn params() -> Params {
+    use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    // (target, min, max), computed once; 0 = not yet. Racing first users compute the same.
+    static P: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+    let t = P[0].load(Relaxed);
+    if t != 0 {
+        return Params {
+            target: t,
+            min: P[1].load(Relaxed),
+            max: P[2].load(Relaxed),
+        };
+    }
+    let env = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&v| v > 0)
+    };
+    let target = env("KSLOCK_WAIT_TARGET_NS").unwrap_or(TARGET_NS);
+    let min = env("KSLOCK_WINDOW_MIN_NS").unwrap_or_else(|| {
+        (crate::spin::spin_cap_ns() as u64 * MIN_CAPS).clamp(MIN_FLOOR_NS, MIN_CEIL_NS)
+    });
+    let max = env("KSLOCK_WINDOW_MAX_NS").unwrap_or(target / 4).max(min);
+    P[1].store(min, Relaxed);
+    P[2].store(max, Relaxed);
+    P[0].store(target, Relaxed);
+    Params { target, min, max }
+}
+
+/// Under loom the clock is frozen at 0: empty windows make every head due at once, so the
+/// models explore the handoff request on every head wakeup (the not-yet-due path is a park with
+/// a deadline, which loom times out at once).
+#[cfg(kslock_loom)]
+fn params() -> Params {
+    Params {
+        target: 0,
+        min: 0,
+        max: 0,
+    }
+}
+
+/// When may a head waiter that queued at `queued_at` and became head at `head_at` (monotonic
+/// ns) reserve the lock? (Module doc.)
+#[inline]
+pub(crate) fn handoff_at(queued_at: u64, head_at: u64) -> u64 {
+    let p = params();
+    queued_at
+        .saturating_add(p.target)
+        .clamp(head_at.saturating_add(p.min), head_at.saturating_add(p.max))
+}
+
+/// The window bounds in ns, (min, max) (for tests and lockbench's environment record).
+pub fn window_ns() -> (u64, u64) {
+    let p = params();
+    (p.min, p.max)
+}
+
+#[cfg(all(test, not(kslock_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_shrink_as_the_queue_grows() {
+        let (min, max) = window_ns();
+        assert!(min >= MIN_FLOOR_NS || std::env::var("KSLOCK_WINDOW_MIN_NS").is_ok());
+        assert!(max >= min);
+        // A head that arrived at an empty queue: the owner may batch for the maximum.
+        assert_eq!(handoff_at(1_000, 1_000), 1_000 + max);
+        // A head that waited the whole target in the queue: the minimum.
+        assert_eq!(handoff_at(0, TARGET_NS * 2), TARGET_NS * 2 + min);
+        // In between: the target decides.
+        let mid = TARGET_NS - (min + max) / 2;
+        let at = handoff_at(0, mid);
+        assert!((mid + min..=mid + max).contains(&at), "{at}");
+    }
+}

@@ -1,0 +1,474 @@
+//! The kernel mutex (kernel-locks.md B) for user space, with a fairness window.
+//!
+//! One owner word, one-CAS fast paths, optimistic spinning through the OSQ while the owner
+//! runs, a FIFO of sleeping waiters behind a small wait_lock, and a handoff that bounds how long
+//! the head waiter can lose to threads that barge in.
+//!
+//! # The owner word
+//!
+//! `owner = owner word of the holding thread | flags` (owner words, [`crate::thread`]: a record
+//! id and a generation, with bits 0–6 free); all-zero = unlocked, nobody to wake.
+//!
+//! | bit | name | meaning | set by | cleared by |
+//! |-----|------|---------|--------|------------|
+//! | 0 | `WAKE_HEAD` | the head waiter sleeps until an unlock wakes it: the next unlock releases the lock and wakes the head | a head waiter about to sleep with no timer, by a CAS that succeeds only while the lock is held (wait_lock held); a head leaving without the lock while the lock is held | the unlock that wakes the head (in its release CAS); the last waiter leaving |
+//! | 1 | `HANDOFF` | the head waiter's fairness window is due and it is awake, waiting for the lock: the next unlock hands the lock to the head instead of releasing it | the due head (`try_acquire(handoff)`), only while the lock is owned and not in PICKUP | the unlocker when it hands off or releases (wait_lock held); the head when it stops waiting awake (`stop_asking`, wait_lock held) |
+//! | 2 | `PICKUP` | the lock was handed to the thread named in the owner bits, which has not taken it yet | the unlocker, in the same CAS that names the head as owner (wait_lock held) | the head, when it picks the lock up |
+//! | 7.. | owner | the owning thread's owner word (record id in bits 7–31, generation in 32–63), 0 = free | the acquiring thread (CAS) or the handing-off unlocker | the owner (unlock) |
+//!
+//! Waiters are not a flag: the wait list (`list`, its own word) says whether anyone waits; the
+//! owner word only carries what the next unlock must *do*. While the head sleeps on its window
+//! timer the owner word of a busy lock has no flag at all, so the owner's re-locks and unlocks
+//! stay one-CAS fast paths (kernel-locks.md B keeps `WAITERS` set as long as anyone waits, which
+//! sends every unlock of a contended lock to the slow path).
+//!
+//! Transitions (`T` = a thread's owner word, `W` = WAKE_HEAD, `H` = HANDOFF, `P` = PICKUP):
+//!
+//! ```text
+//! lock fast      0        -> T            (CAS, Acquire)
+//! unlock fast    T        -> 0            (CAS, Release)
+//! trylock        0|W      -> T|W          (CAS, Acquire; spinners, woken waiters, try_lock)
+//! arm wake       T        -> T|W          (fresh head before sleeping; wait_lock held)
+//! unlock, wake   T|W      -> 0            (Release) then wake the head
+//! ask handoff    T        -> T|H          (the head when its window is due)
+//! hand off       T|H      -> Head|P       (Release, wait_lock held) then unpark the head
+//! pick up        Head|P   -> Head         (Acquire, by the head)
+//! stop asking    T|H      -> T|W          (the head, awake for too long; wait_lock held)
+//! ```
+//!
+//! # Fairness
+//!
+//! Threads that are running (the owner re-locking, spinners, new lockers) may take the lock
+//! ahead of sleeping waiters: a wakeup costs 2–30 µs, a barging re-lock a few ns. How long the
+//! head waiter lets that go on is its **fairness window** ([`crate::fairness`]): from the moment
+//! it heads the queue, at most `clamp(queued_at + 4 ms, head_at + min, head_at + max)` (min ≈
+//! 80 µs, max 1 ms on the development VM). The head's life:
+//!
+//! 1. **Fresh head** (just queued, or just became head): it arms `WAKE_HEAD` and sleeps, so the
+//!    next unlock wakes it. A lock that is only briefly busy hands over at the first unlock.
+//! 2. **Woken, lost the race**: the unlock woke it but another thread took the lock first (it
+//!    barged): the lock is busy. The head spins for a moment (the spin oracle's budget), then
+//!    sleeps on its window timer, *without* `WAKE_HEAD`: the owner runs unlocks and re-locks
+//!    with no flag and wakes nobody.
+//! 3. **Due**: at the end of its window the head sets `HANDOFF` and waits awake; the next
+//!    unlock hands it the lock (`PICKUP`), after at most one critical section. If the owner does
+//!    not unlock within the spin budget (it sleeps, or was preempted), the head stops asking
+//!    (`HANDOFF` → `WAKE_HEAD`) and sleeps until the unlock wakes it: handing the lock to a
+//!    sleeping thread would leave it idle for a whole wakeup.
+//!
+//! The new owner, if others still wait, wakes the next head as it takes the lock (one wakeup per
+//! window, made while holding the lock: an unlock that woke it would leave the lock free for
+//! the syscall, for the old owner to take back), and the old owner, whose re-lock now fails,
+//! spins briefly and queues at the tail. So when threads outnumber CPUs the lock runs in windows: one thread
+//! re-locks from its own cache for a window while the others sleep, then ownership moves to the
+//! next in FIFO order. The bound: a waiter at queue position k gets the lock within
+//! k × (window + one critical section + one handover).
+//!
+//! [`HandoffPolicy::FirstFailure`](crate::policy::HandoffPolicy::FirstFailure) (policy [`crate::policy::KernelHandoff`]) instead asks for
+//! the handoff as soon as the woken head loses once, as the kernel does: fair at µs scale, a
+//! handover per wakeup. [`RawMutex::unlock_fair`] hands off whenever anyone waits.
+//!
+//! # No lost wakeup
+//!
+//! An unlock wakes a sleeping head only if its release CAS consumed `WAKE_HEAD`, or it hands
+//! the lock over. A head arms `WAKE_HEAD` with a CAS that succeeds only while the lock is held
+//! (if it is free, the head takes it instead), so the unlock of that hold is later in the owner
+//! word's modification order and sees the bit. A head that sleeps without `WAKE_HEAD` has a
+//! timer (its window) and needs no wakeup. A head leaving the list without the lock passes its
+//! turn on: it arms `WAKE_HEAD` for the new head if the lock is held, or wakes it if it is free
+//! (issue 8, defect 1).
+//!
+//! # Memory orderings
+//!
+//! * The lock CASes (fast path, `try_acquire`, the head's pick-up) are Acquire and pair with
+//!   the Release of the unlock or handoff CAS that freed or handed over the lock.
+//! * Flag RMWs (`WAKE_HEAD`, `HANDOFF`) are Relaxed: they hand nothing over; the owner word's
+//!   modification order alone decides which unlock sees them, and the list they describe is
+//!   guarded by the wait_lock (Acquire/Release).
+//! * Spinners load the owner word Relaxed and then read the record it names (`parked`, `cpu`):
+//!   the word holds a record *id*, which [`crate::thread::owner_rec`] turns into a record
+//!   through the pool's segment table (Release publication, Acquire load), so the record's
+//!   initialisation happens-before those reads whatever ordering the owner word had. Records
+//!   are never freed and all their fields are atomics: a stale word gives a stale hint
+//!   (re-checked against the word, R1 of [`crate::spin`]), never a bad read.
+//!
+//! # Misuse
+//!
+//! Unlocking a mutex this thread does not hold (double unlock, unlock from another thread) fails
+//! the unlock fast path and is caught by the slow path, which panics: free, so always on. A
+//! blocking `lock` by the thread that already holds the mutex panics instead of deadlocking.
+
+use core::marker::PhantomData;
+
+use crate::osq::Osq;
+use crate::policy::{DefaultPolicy, MutexPolicy};
+use crate::spin::SpinStats;
+use crate::sync::{loom_const_fn, AtomicU32, AtomicU64, Ordering::*};
+use crate::sys;
+use crate::thread::{current, current_word, OWNER_FLAGS};
+use crate::wait::{WaitList, WaitLock};
+
+mod slow;
+
+/// The head waiter sleeps until an unlock wakes it.
+const WAKE_HEAD: u64 = 1 << 0;
+/// The next unlock hands the lock to the head waiter.
+const HANDOFF: u64 = 1 << 1;
+/// The lock was handed to the named owner, who has not picked it up yet.
+const PICKUP: u64 = 1 << 2;
+/// All flag bits.
+const FLAGS_MASK: u64 = WAKE_HEAD | HANDOFF | PICKUP;
+const _: () = assert!(FLAGS_MASK & !OWNER_FLAGS == 0);
+
+/// The owner word in a lock word (0 = free).
+#[inline]
+fn owner_of(word: u64) -> u64 {
+    word & !OWNER_FLAGS
+}
+
+/// The raw kernel-style mutex. Use it through [`Mutex`] (`lock_api`), or directly.
+///
+/// `P` selects seed policies ([`crate::policy`]); the default costs nothing.
+/// Size: 32 bytes on 64-bit targets; all-zero is a valid unlocked mutex. `repr(C)`, with a
+/// layout that does not depend on `P` (the condvar relies on that when it requeues onto a
+/// mutex it knows only by address) and with bytes 16–19 never touched by the mutex: they are
+/// left to an embedder (the pthread interposer keeps glibc's mutex kind there, where glibc's
+/// static initialisers write it).
+#[repr(C)]
+pub struct RawMutex<P: MutexPolicy = DefaultPolicy> {
+    owner: AtomicU64,
+    list: WaitList,
+    /// Bytes 16–19: never read or written by the mutex (type doc).
+    _embedder: AtomicU32,
+    wait_lock: WaitLock,
+    osq: Osq,
+    stats: SpinStats,
+    _policy: PhantomData<fn() -> P>,
+}
+
+#[cfg(not(kslock_loom))]
+const _: () = {
+    assert!(core::mem::size_of::<RawMutex>() == 32);
+    assert!(core::mem::offset_of!(RawMutex, _embedder) == 16);
+};
+
+// SAFETY: all fields are atomics (or guarded by the wait_lock); the type is a lock.
+unsafe impl<P: MutexPolicy> Sync for RawMutex<P> {}
+// SAFETY: as above; a RawMutex holds no thread-bound data.
+unsafe impl<P: MutexPolicy> Send for RawMutex<P> {}
+
+impl<P: MutexPolicy> core::fmt::Debug for RawMutex<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RawMutex")
+            .field("locked", &self.is_locked())
+            .finish()
+    }
+}
+
+impl<P: MutexPolicy> Default for RawMutex<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: MutexPolicy> RawMutex<P> {
+    loom_const_fn! {
+        /// A new, unlocked mutex (all-zero).
+        pub fn new() -> Self {
+            RawMutex {
+                owner: AtomicU64::new(0),
+                list: WaitList::new(),
+                _embedder: AtomicU32::new(0),
+                wait_lock: WaitLock::new(),
+                osq: Osq::new(),
+                stats: SpinStats::new(),
+                _policy: PhantomData,
+            }
+        }
+    }
+
+    /// Acquires the mutex, spinning while the owner runs and sleeping otherwise.
+    ///
+    /// # Panics
+    /// If the calling thread already holds it (that would deadlock).
+    #[inline]
+    pub fn lock(&self) {
+        // Acquire pairs with the Release of the unlock that freed the lock.
+        if self
+            .owner
+            .compare_exchange_weak(0, current_word(), Acquire, Relaxed)
+            .is_err()
+        {
+            self.lock_contended(current(), None);
+        }
+    }
+
+    /// Acquires the mutex only if it is free right now. Never spins, never sleeps (like the
+    /// kernel's `mutex_trylock`); it may overtake sleeping waiters.
+    #[inline]
+    pub fn try_lock(&self) -> bool {
+        self.owner
+            .compare_exchange(0, current_word(), Acquire, Relaxed)
+            .is_ok()
+            || self.try_acquire(current(), false).is_ok()
+    }
+
+    /// Seed S3: like [`try_lock`](Self::try_lock), but if the owner is running, spin (through
+    /// the OSQ, under the adaptive budget) for it to release before failing. A failed try_lock
+    /// usually costs its caller an unlock/relock sequence, which is dearer than a short spin.
+    /// Never sleeps.
+    pub fn try_lock_spin(&self) -> bool {
+        let me = current();
+        self.try_acquire(me, false).is_ok() || self.optimistic_spin(me)
+    }
+
+    /// Acquires the mutex unless `timeout` passes first (a `timeout` too large for the clock
+    /// waits for ever). `true` = acquired.
+    pub fn try_lock_for(&self, timeout: std::time::Duration) -> bool {
+        self.lock_until(sys::deadline_after(timeout))
+    }
+
+    /// Acquires the mutex unless `deadline` passes first (a deadline in the past still takes a
+    /// free mutex). `true` = acquired.
+    pub fn try_lock_until(&self, deadline: std::time::Instant) -> bool {
+        self.lock_until(sys::deadline_from_instant(deadline))
+    }
+
+    /// `lock` with a monotonic deadline (ns): the fast path, then the timed slow path.
+    fn lock_until(&self, deadline: u64) -> bool {
+        self.owner
+            .compare_exchange(0, current_word(), Acquire, Relaxed)
+            .is_ok()
+            || self.lock_contended(current(), Some(deadline))
+    }
+
+    /// Releases the mutex. Sleeping waiters may be overtaken by running lockers within the head
+    /// waiter's fairness window (module doc).
+    ///
+    /// # Safety
+    /// The calling thread holds the mutex. (Violations are detected and panic: see "Misuse".)
+    #[inline]
+    pub unsafe fn unlock(&self) {
+        self.release(false);
+    }
+
+    /// Releases the mutex and, if anyone waits, hands it directly to the head waiter.
+    ///
+    /// # Safety
+    /// The calling thread holds the mutex.
+    pub unsafe fn unlock_fair(&self) {
+        self.release(true);
+    }
+
+    /// The unlock fast path: one CAS from "held by me, no flags" to 0.
+    #[inline]
+    fn release(&self, fair: bool) {
+        // Release pairs with the Acquire of the next acquisition.
+        if fair
+            || self
+                .owner
+                .compare_exchange(current_word(), 0, Release, Relaxed)
+                .is_err()
+        {
+            self.unlock_slow(current(), fair);
+        }
+    }
+
+    /// Is the mutex held by some thread (a hint)?
+    #[inline]
+    pub fn is_locked(&self) -> bool {
+        owner_of(self.owner.load(Relaxed)) != 0
+    }
+
+    /// Are threads waiting in the queue (a hint)?
+    #[inline]
+    pub fn has_waiters(&self) -> bool {
+        !self.list.is_empty()
+    }
+
+    /// Does the calling thread hold the mutex?
+    pub fn is_owned_by_current_thread(&self) -> bool {
+        owner_of(self.owner.load(Relaxed)) == current_word()
+    }
+
+    /// Condvar support: the wait_lock, list and spin statistics, for requeueing condvar
+    /// waiters.
+    pub(crate) fn requeue_parts(&self) -> (&WaitLock, &WaitList, &SpinStats) {
+        (&self.wait_lock, &self.list, &self.stats)
+    }
+}
+
+#[cfg(not(kslock_loom))]
+mod api {
+    use super::*;
+
+    // SAFETY: `lock`/`try_lock` give exclusive ownership until `unlock` (module doc), and
+    // unlocking requires the locking thread (GuardNoSend).
+    unsafe impl<P: MutexPolicy> lock_api::RawMutex for RawMutex<P> {
+        #[allow(clippy::declare_interior_mutable_const)]
+        const INIT: Self = RawMutex::new();
+        type GuardMarker = lock_api::GuardNoSend;
+
+        #[inline]
+        fn lock(&self) {
+            RawMutex::lock(self)
+        }
+        #[inline]
+        fn try_lock(&self) -> bool {
+            RawMutex::try_lock(self)
+        }
+        #[inline]
+        unsafe fn unlock(&self) {
+            // SAFETY: forwarded caller contract.
+            unsafe { RawMutex::unlock(self) }
+        }
+        #[inline]
+        fn is_locked(&self) -> bool {
+            RawMutex::is_locked(self)
+        }
+    }
+
+    // SAFETY: as for RawMutex; `unlock_fair` hands the lock to the head waiter.
+    unsafe impl<P: MutexPolicy> lock_api::RawMutexFair for RawMutex<P> {
+        unsafe fn unlock_fair(&self) {
+            // SAFETY: forwarded caller contract.
+            unsafe { RawMutex::unlock_fair(self) }
+        }
+        unsafe fn bump(&self) {
+            if self.has_waiters() {
+                // SAFETY: forwarded caller contract; we re-take the lock before returning.
+                unsafe { RawMutex::unlock_fair(self) };
+                RawMutex::lock(self);
+            }
+        }
+    }
+
+    // SAFETY: timed acquisitions give the same exclusion as `lock` when they return true.
+    unsafe impl<P: MutexPolicy> lock_api::RawMutexTimed for RawMutex<P> {
+        type Duration = std::time::Duration;
+        type Instant = std::time::Instant;
+        fn try_lock_for(&self, timeout: Self::Duration) -> bool {
+            RawMutex::try_lock_for(self, timeout)
+        }
+        fn try_lock_until(&self, timeout: Self::Instant) -> bool {
+            RawMutex::try_lock_until(self, timeout)
+        }
+    }
+}
+
+/// A mutual-exclusion lock protecting a `T`, with kernel-mutex behaviour ([`RawMutex`]).
+#[cfg(not(kslock_loom))]
+pub type Mutex<T> = lock_api::Mutex<RawMutex, T>;
+/// A [`Mutex`] with a non-default policy (e.g. `MutexWith<kslock::policy::PackedOsq, T>`).
+#[cfg(not(kslock_loom))]
+pub type MutexWith<P, T> = lock_api::Mutex<RawMutex<P>, T>;
+/// RAII guard of a [`Mutex`].
+#[cfg(not(kslock_loom))]
+pub type MutexGuard<'a, T> = lock_api::MutexGuard<'a, RawMutex, T>;
+/// A guard of a mapped [`Mutex`] borrow.
+#[cfg(not(kslock_loom))]
+pub type MappedMutexGuard<'a, T> = lock_api::MappedMutexGuard<'a, RawMutex, T>;
+
+/// Creates a [`Mutex`] in a `const` context (e.g. a `static`).
+#[cfg(not(kslock_loom))]
+pub const fn const_mutex<T>(val: T) -> Mutex<T> {
+    Mutex::const_new(RawMutex::new(), val)
+}
+
+#[cfg(all(test, not(kslock_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_and_zero_init() {
+        assert!(core::mem::size_of::<RawMutex>() <= 40);
+        assert_eq!(core::mem::size_of::<RawMutex>(), 32);
+        // SAFETY: all-zero is documented as a valid unlocked mutex.
+        let m: RawMutex = unsafe { core::mem::zeroed() };
+        assert!(!m.is_locked());
+        assert!(m.try_lock());
+        assert!(m.is_owned_by_current_thread());
+        // SAFETY: held by this thread.
+        unsafe { m.unlock() };
+        assert!(!m.is_locked());
+    }
+
+    #[test]
+    fn try_lock_fails_while_held_and_never_waits() {
+        let m = std::sync::Arc::new(RawMutex::<DefaultPolicy>::new());
+        m.lock();
+        let m2 = m.clone();
+        let t0 = std::time::Instant::now();
+        assert!(!std::thread::spawn(move || m2.try_lock()).join().unwrap());
+        assert!(t0.elapsed() < std::time::Duration::from_secs(1));
+        // SAFETY: held by this thread.
+        unsafe { m.unlock() };
+    }
+
+    #[test]
+    #[should_panic(expected = "does not hold it")]
+    fn double_unlock_panics() {
+        let m = RawMutex::<DefaultPolicy>::new();
+        m.lock();
+        // SAFETY: deliberately violated on the second call to test the misuse check.
+        unsafe {
+            m.unlock();
+            m.unlock();
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "does not hold it")]
+    fn unlock_by_another_thread_panics() {
+        let m = std::sync::Arc::new(RawMutex::<DefaultPolicy>::new());
+        // Register this thread first: records of exited threads are reused, and the locker's
+        // record must not become ours.
+        assert!(!m.is_owned_by_current_thread());
+        let m2 = m.clone();
+        std::thread::spawn(move || m2.lock()).join().unwrap();
+        // SAFETY: deliberately violated to test the misuse check.
+        unsafe { m.unlock() };
+    }
+
+    #[test]
+    fn a_reused_record_is_not_the_dead_owner() {
+        // Issue 8, defect 3: a thread exits holding the mutex (safe Rust: a forgotten guard).
+        // The threads that later get its record (records are reused) must not be its owner:
+        // `is_owned_by_current_thread` is false and a timed lock times out (it used to panic
+        // with "self-deadlock").
+        use std::sync::Arc;
+        let m = Arc::new(RawMutex::<DefaultPolicy>::new());
+        let m2 = m.clone();
+        let dead = std::thread::spawn(move || {
+            m2.lock();
+            current().id()
+        })
+        .join()
+        .unwrap();
+        for tries in 0.. {
+            let m3 = m.clone();
+            let (id, owned, got) = std::thread::spawn(move || {
+                let owned = m3.is_owned_by_current_thread();
+                let got = m3.try_lock_for(std::time::Duration::from_millis(1));
+                (current().id(), owned, got)
+            })
+            .join()
+            .unwrap();
+            assert!(!got, "a thread took a lock that a dead thread holds");
+            if id == dead {
+                assert!(!owned, "the record's new thread passes for the dead owner");
+                break;
+            }
+            assert!(tries < 10_000, "the dead thread's record was never reused");
+        }
+        assert!(m.is_locked());
+    }
+
+    #[test]
+    #[should_panic(expected = "self-deadlock")]
+    fn relock_by_owner_panics() {
+        let m = RawMutex::<DefaultPolicy>::new();
+        m.lock();
+        m.lock();
+    }
+}

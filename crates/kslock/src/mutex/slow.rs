@@ -1,0 +1,527 @@
+//! The mutex's contended paths: the trylock core, spinning, the waiting loop with the fairness
+//! window, and the unlock slow path. The state machine is in the module doc of [`super`].
+
+use super::{owner_of, RawMutex, FLAGS_MASK, HANDOFF, PICKUP, WAKE_HEAD};
+use crate::ablate::{self, Mech};
+use crate::chaos::{self, Site};
+use crate::events::{count, Event};
+use crate::fairness;
+use crate::policy::{HandoffPolicy, MutexPolicy};
+use crate::spin::{Spin, Stop};
+use crate::sync::Ordering::*;
+use crate::sys::{self, Deadline};
+use crate::thread::{owner_rec, Kind, ThreadRec, WaitSlot, Waiter, WakeQ};
+
+/// `Waiter::state` of a mutex waiter the unlocker unlinked and named owner (`PICKUP`). (0: still
+/// waiting; the condvar's states 1 and 2 are never seen by the mutex's own waiters.)
+const GRANTED: u32 = 3;
+
+/// What a fresh head found when it armed `WAKE_HEAD`.
+enum Arm {
+    /// It may sleep: the next unlock will wake it.
+    Armed,
+    /// The lock is free: retry instead of sleeping.
+    Free,
+}
+
+impl<P: MutexPolicy> RawMutex<P> {
+    /// The trylock core (kernel `__mutex_trylock_common`): takes a free lock (keeping
+    /// `WAKE_HEAD`: its unlock then wakes the head), picks up a lock handed to `me`, or fails
+    /// with the owner. With `handoff`, a failure also asks the owner to hand the lock over at
+    /// unlock (the due head waiter only).
+    #[inline]
+    pub(super) fn try_acquire(&self, me: &'static ThreadRec, handoff: bool) -> Result<(), u64> {
+        let mine = me.owner_word();
+        let mut o = self.owner.load(Relaxed);
+        loop {
+            let (task, flags) = (owner_of(o), o & FLAGS_MASK);
+            let new = if task == 0 {
+                debug_assert_eq!(
+                    flags & (HANDOFF | PICKUP),
+                    0,
+                    "free mutex with handoff flags: {o:#x}"
+                );
+                mine | flags
+            } else if flags & PICKUP != 0 && task == mine {
+                mine | (flags & !PICKUP)
+            } else {
+                if handoff && flags & (HANDOFF | PICKUP) == 0 {
+                    if let Err(x) = self
+                        .owner
+                        .compare_exchange(o, o | HANDOFF, Relaxed, Relaxed)
+                    {
+                        o = x;
+                        continue;
+                    }
+                }
+                return Err(task);
+            };
+            // Acquire pairs with the Release of the unlock (or handoff) that freed it.
+            match self.owner.compare_exchange(o, new, Acquire, Relaxed) {
+                Ok(_) => return Ok(()),
+                Err(x) => o = x,
+            }
+        }
+    }
+
+    /// Spins while the lock word names `owner` and the oracle says it runs. `Ok` when the owner
+    /// changed (re-try the lock), `Err` when the spin must stop.
+    #[inline(never)]
+    fn spin_on_owner(&self, owner: u64, spin: &mut Spin<'_>) -> Result<(), Stop> {
+        // A word that names no record cannot be polled for running: stop.
+        let rec = owner_rec(owner).ok_or(Stop::OwnerNotRunning)?;
+        while owner_of(self.owner.load(Relaxed)) == owner {
+            spin.step_on(rec)?;
+        }
+        Ok(())
+    }
+
+    /// Optimistic spinning as a non-waiter: join the OSQ, and as its head poll the lock while
+    /// the owner runs, within the lock's budget. `true` = acquired.
+    pub(super) fn optimistic_spin(&self, me: &'static ThreadRec) -> bool {
+        let mut spin = Spin::new(&self.stats, me);
+        let owner = owner_of(self.owner.load(Relaxed));
+        if owner != 0 && !owner_rec(owner).is_some_and(|r| spin.owner_running(r)) {
+            return false;
+        }
+        if !self.osq.lock(me, P::OSQ_LAYOUT, &mut spin) {
+            spin.failed(Stop::OwnerNotRunning);
+            return false;
+        }
+        let r = self.poll(me, false, &mut spin);
+        self.osq.unlock(me, P::OSQ_LAYOUT, &self.stats);
+        spin.finish(r)
+    }
+
+    /// The head waiter's spin (no OSQ, concurrent with the OSQ head, as in the kernel): polls
+    /// until it gets the lock or the spin must stop. With `handoff` (a due head) it keeps the
+    /// handover asked for and waits for it up to the spin cap ([`Spin::for_handover`]);
+    /// otherwise it races for the lock under the lock's adaptive budget. `true` = acquired.
+    fn waiter_spin(&self, me: &'static ThreadRec, handoff: bool) -> bool {
+        let mut spin = if handoff {
+            Spin::for_handover(&self.stats, me)
+        } else {
+            Spin::new(&self.stats, me)
+        };
+        let r = self.poll(me, handoff, &mut spin);
+        spin.finish(r)
+    }
+
+    /// The spinner's loop: try the lock (asking for `handoff` if so told), and while it is held
+    /// spin on its owner; `Ok` once acquired, `Err` when the spin must stop.
+    fn poll(&self, me: &'static ThreadRec, handoff: bool, spin: &mut Spin<'_>) -> Result<(), Stop> {
+        loop {
+            chaos::point(Site::MutexSpin);
+            match self.try_acquire(me, handoff) {
+                Ok(()) => return Ok(()),
+                Err(owner) => self.spin_on_owner(owner, spin)?,
+            }
+        }
+    }
+
+    /// The lock slow path. `false` only when `deadline` passed.
+    #[cold]
+    pub(super) fn lock_contended(&self, me: &'static ThreadRec, deadline: Deadline) -> bool {
+        chaos::point(Site::MutexContended);
+        count(Event::mutex_lock_slow);
+        match self.try_acquire(me, false) {
+            Ok(()) => return true,
+            Err(owner) if owner == me.owner_word() => {
+                panic!("kslock: Mutex locked again by the thread that holds it (self-deadlock)")
+            }
+            Err(_) => {}
+        }
+        // After handing this lock over, its new owner runs its fairness window: spinning for it
+        // is futile, and the CPU is better given to the waiter that will be next.
+        let handed_off =
+            me.take_handed_off(self as *const Self as usize) && ablate::on(Mech::SkipSpin);
+        if !handed_off && self.optimistic_spin(me) {
+            count(Event::mutex_spin_acquired);
+            return true;
+        }
+        count(Event::mutex_queued);
+        let slot = WaitSlot::new(me, Kind::Write, 0);
+        let w = slot.node();
+        self.wait_lock.lock(me, &self.stats);
+        if self.try_acquire(me, false).is_ok() {
+            self.wait_lock.unlock(me);
+            return true;
+        }
+        // SAFETY: wait_lock held.
+        unsafe { self.list.purge_ghosts() };
+        w.set_queued_at(sys::now_ns());
+        if cfg!(feature = "lock-events") {
+            // SAFETY: wait_lock held.
+            crate::events::add(Event::mutex_queued_behind, unsafe { self.list.len() });
+        }
+        // SAFETY: wait_lock held; `w` stays in `slot` until `wait_in_queue` unlinks it.
+        unsafe { self.list.push_back(w) };
+        // SAFETY: `w` is linked and the wait_lock is held.
+        unsafe { self.wait_in_queue(me, w, deadline) }
+    }
+
+    /// Is the head waiter `w` due to ask for the handoff? (Module doc, "Fairness"; wait_lock
+    /// held.) `lost` = it was woken and then lost the lock to a barger.
+    fn due(&self, w: &Waiter, lost: bool) -> bool {
+        match P::HANDOFF {
+            HandoffPolicy::Window => sys::now_ns() >= due_at(w),
+            HandoffPolicy::FirstFailure => lost,
+        }
+    }
+
+    /// The waiting loop of a queued waiter (module doc, "Fairness"); returns with `w` unlinked
+    /// and the wait_lock dropped. `false` only when `deadline` passed.
+    ///
+    /// # Safety
+    /// The wait_lock is held and `w` (owned by `me`) is linked in this mutex's list.
+    pub(crate) unsafe fn wait_in_queue(
+        &self,
+        me: &'static ThreadRec,
+        w: &Waiter,
+        deadline: Deadline,
+    ) -> bool {
+        // Woken by an unlock (a token) and then failed to get the lock: someone barged. Also
+        // set for a head appointed by a handover: the lock is rotating.
+        let mut lost = false;
+        let mut seen_head = false;
+        let acquired = loop {
+            // wait_lock held here.
+            // Acquire pairs with `hand_off`'s Release: unlinked and named owner.
+            if w.state.load(Acquire) == GRANTED {
+                return self.granted(me);
+            }
+            let head = self.list.is_first(w);
+            if head && !seen_head {
+                seen_head = true;
+                if w.head_at() == 0 {
+                    w.set_head_at(sys::now_ns());
+                } else {
+                    // A handover made us head (`hand_off`): the lock rotates among waiters;
+                    // sleep on the window, not until the next unlock.
+                    lost = true;
+                }
+            }
+            let due = head && self.due(w, lost);
+            if due {
+                count(Event::mutex_head_due);
+            } else if head && lost {
+                count(Event::mutex_head_lost);
+            }
+            // A handoff to us is picked up here, ordered by the wait_lock.
+            if self.try_acquire(me, due).is_ok() {
+                break true;
+            }
+            let mut park_until = deadline;
+            if head {
+                if due || lost {
+                    // Due: HANDOFF is asked; wait awake for the handover. Lost: the lock is busy
+                    // but may free up soon; try for a moment before sleeping on the window.
+                    self.wait_lock.unlock(me);
+                    let got = self.waiter_spin(me, due);
+                    // A pick-up (the Acquire in try_acquire read the handoff, which follows
+                    // GRANTED) needs no wait_lock: the unlocker unlinked us.
+                    if got && w.state.load(Relaxed) == GRANTED {
+                        picked_up(me);
+                        return true;
+                    }
+                    self.wait_lock.lock(me, &self.stats);
+                    if got {
+                        break true;
+                    }
+                }
+                let arm = if due && self.owner.load(Relaxed) & HANDOFF != 0 {
+                    // The owner did not unlock within the cap (a long critical section, or it
+                    // sleeps or was preempted): sleep with HANDOFF kept; its unlock hands us the
+                    // lock and wakes us. (Withdrawing the request instead would let the owner's
+                    // unlock release the lock while it wakes us, and the owner take it back.)
+                    // HANDOFF is cleared only under the wait_lock (held), by the handoff to the
+                    // head, which is us: seen set here, it stays set until that handoff.
+                    count(Event::mutex_due_sleep);
+                    Arm::Armed
+                } else if due {
+                    // Due, but the request could not be made: the lock is still on its way to
+                    // the previous head (PICKUP). Look again after a window.
+                    let t = sys::now_ns().saturating_add(fairness::window_ns().0);
+                    park_until = min_deadline(deadline, t);
+                    Arm::Armed
+                } else if lost {
+                    // Busy: sleep until the window is due; the owner runs with no flag.
+                    park_until = min_deadline(deadline, due_at(w));
+                    count(Event::mutex_window_sleep);
+                    Arm::Armed
+                } else {
+                    // Fresh head: the next unlock must wake it.
+                    count(Event::mutex_head_sleep);
+                    self.arm_wake_head()
+                };
+                if let Arm::Free = arm {
+                    continue;
+                }
+            }
+            self.wait_lock.unlock(me);
+            let r = me.park(park_until);
+            self.wait_lock.lock(me, &self.stats);
+            // Woken by a token: an unlock or a handover. If we now fail, the lock is busy (sticky
+            // for this wait: the head then sleeps on its window, not until the next unlock).
+            lost |= r.is_ok();
+            chaos::point(Site::HeadCheck);
+            // The caller's deadline passed if the park timed out on it (not on the window
+            // timer), or if the clock says so after any other return.
+            let user_deadline = park_until == deadline;
+            if (r.is_err() && user_deadline) || deadline.is_some_and(|d| sys::now_ns() >= d) {
+                // Under the wait_lock no handoff to us can be in flight: take one that landed,
+                // else leave.
+                if w.state.load(Acquire) == GRANTED {
+                    return self.granted(me);
+                }
+                let got = self.try_acquire(me, false).is_ok();
+                if !got {
+                    count(Event::mutex_wait_timeout);
+                }
+                break got;
+            }
+        };
+        // SAFETY: wait_lock held (still, or again), `w` linked.
+        unsafe { self.leave(me, w, acquired) };
+        acquired
+    }
+
+    /// The unlocker handed us the lock and unlinked us (wait_lock held, dropped here): pick it
+    /// up.
+    fn granted(&self, me: &'static ThreadRec) -> bool {
+        let picked = self.try_acquire(me, false).is_ok();
+        debug_assert!(picked, "a granted waiter found no handoff");
+        self.wait_lock.unlock(me);
+        picked_up(me);
+        true
+    }
+
+    /// Sets `WAKE_HEAD` if the lock is held (wait_lock held): `Free` if it is not (retry).
+    fn arm_wake_head(&self) -> Arm {
+        let mut o = self.owner.load(Relaxed);
+        loop {
+            if owner_of(o) == 0 {
+                return Arm::Free;
+            }
+            if o & WAKE_HEAD != 0 {
+                return Arm::Armed;
+            }
+            match self
+                .owner
+                .compare_exchange(o, o | WAKE_HEAD, Relaxed, Relaxed)
+            {
+                Ok(_) => return Arm::Armed,
+                Err(x) => o = x,
+            }
+        }
+    }
+
+    /// Takes `w` out of the list (wait_lock held, dropped on return) and passes the head's turn
+    /// on: if `w` was the head and others wait, the new head must be woken to start its own
+    /// turn (it sleeps with no timer). The new owner (`acquired`) wakes it itself, holding the
+    /// lock: had it armed `WAKE_HEAD` instead, its first unlock would release the lock and
+    /// then spend the wakeup's syscall outside it, a gap in which the previous owner (still
+    /// spinning after its handover) takes the lock back and the new owner's window is lost. A
+    /// leaver without the lock arms `WAKE_HEAD` if the lock is held, or wakes the new head at
+    /// once if it is free (module doc, "No lost wakeup").
+    ///
+    /// # Safety
+    /// The wait_lock is held and `w` is linked.
+    unsafe fn leave(&self, me: &'static ThreadRec, w: &Waiter, acquired: bool) {
+        chaos::point(Site::Leaving);
+        let was_head = self.list.is_first(w);
+        let mut wake = WakeQ::new();
+        // SAFETY: wait_lock held, `w` linked.
+        unsafe { self.list.remove(w) };
+        // SAFETY: wait_lock held.
+        unsafe { self.list.purge_ghosts() };
+        if self.list.is_empty() {
+            // No one to wake or hand to. (A held lock may carry our stale HANDOFF.)
+            self.owner.fetch_and(!(WAKE_HEAD | HANDOFF), Relaxed);
+        } else if was_head && acquired {
+            count(Event::mutex_owner_wakes_next);
+            // SAFETY: non-empty list, wait_lock held: the head is linked.
+            wake.push(unsafe { (*self.list.first()).rec() });
+        } else if was_head {
+            let mut o = self.owner.load(Relaxed);
+            loop {
+                let new = if owner_of(o) == 0 {
+                    // SAFETY: non-empty list, wait_lock held: the head is linked.
+                    wake.push(unsafe { (*self.list.first()).rec() });
+                    break;
+                } else {
+                    (o & !HANDOFF) | WAKE_HEAD
+                };
+                match self.owner.compare_exchange(o, new, Relaxed, Relaxed) {
+                    Ok(_) => break,
+                    Err(x) => o = x,
+                }
+            }
+        }
+        self.wait_lock.unlock(me);
+        wake.wake_all();
+        if acquired {
+            me.note_cpu();
+        }
+    }
+
+    /// The unlock slow path: a flag is set, `fair` was asked, or the caller does not hold the
+    /// lock (misuse).
+    #[cold]
+    pub(super) fn unlock_slow(&self, me: &'static ThreadRec, fair: bool) {
+        let mine = me.owner_word();
+        let mut o = self.owner.load(Relaxed);
+        loop {
+            if owner_of(o) != mine {
+                panic!(
+                    "kslock: Mutex unlocked by a thread that does not hold it (double unlock, or unlock from another thread)"
+                );
+            }
+            if o & HANDOFF != 0 || (fair && !self.list.is_empty()) {
+                break;
+            }
+            // Release, consuming WAKE_HEAD: we wake the head. Release pairs with the next
+            // acquirer's Acquire.
+            match self.owner.compare_exchange(o, 0, Release, Relaxed) {
+                Ok(_) => {
+                    if o & WAKE_HEAD != 0 {
+                        chaos::point(Site::MutexReleased);
+                        count(Event::mutex_unlock_wake);
+                        self.wake_head(me);
+                    }
+                    return;
+                }
+                Err(x) => o = x,
+            }
+        }
+        self.hand_off(me, fair);
+    }
+
+    /// Wakes the head waiter (after a release that consumed `WAKE_HEAD`).
+    fn wake_head(&self, me: &'static ThreadRec) {
+        let mut wake = WakeQ::new();
+        self.wait_lock.lock(me, &self.stats);
+        // SAFETY: wait_lock held.
+        unsafe { self.list.purge_ghosts() };
+        let head = self.list.first();
+        if !head.is_null() {
+            // SAFETY: linked waiters are alive while the wait_lock is held.
+            wake.push(unsafe { (*head).rec() });
+        }
+        self.wait_lock.unlock(me);
+        wake.wake_all();
+    }
+
+    /// The handoff: the head asked (`HANDOFF`: its window is due) or the unlock is `fair`.
+    /// Under the wait_lock, the unlocker unlinks the head on its behalf, marks it `GRANTED` and
+    /// names it owner (`PICKUP`): the new owner's pick-up is one CAS, with no wait_lock and no
+    /// list work on its path. The lock goes to the head awake (it waits for exactly this) or
+    /// asleep (it waited longer than the spin cap: the lock then idles for its wakeup, at most
+    /// about one long critical section).
+    ///
+    /// The next waiter becomes head here, and this thread, which is about to queue behind it
+    /// and give up its CPU (its re-lock skips spinning, `handed_off`), wakes it to start its
+    /// turn: a wakeup made by the thread that leaves a CPU finds that CPU for the woken thread,
+    /// where one made by the new owner, on a machine whose CPUs are all busy, queues the woken
+    /// thread behind a running one (measured: ≈ 400 µs on the 2-vCPU VM with 96 threads).
+    fn hand_off(&self, me: &'static ThreadRec, fair: bool) {
+        let _ = fair;
+        count(Event::mutex_unlock_handoff);
+        if cfg!(feature = "lock-events") {
+            let t0 = me.take_window_start();
+            if t0 != 0 {
+                count(Event::mutex_windows);
+                crate::events::add(
+                    Event::mutex_window_us,
+                    sys::now_ns().saturating_sub(t0) / 1000,
+                );
+            }
+        }
+        let mut wake = WakeQ::new();
+        self.wait_lock.lock(me, &self.stats);
+        // SAFETY: wait_lock held.
+        unsafe { self.list.purge_ghosts() };
+        let head = self.list.first();
+        if head.is_null() {
+            // The asking head left meanwhile: release.
+            let o = self.owner.swap(0, Release);
+            debug_assert_eq!(owner_of(o), me.owner_word());
+            self.wait_lock.unlock(me);
+            return;
+        }
+        // SAFETY: linked waiters are alive while the wait_lock is held.
+        let h = unsafe { &*head };
+        let rec = h.rec();
+        // SAFETY: wait_lock held, `h` linked.
+        unsafe { self.list.remove(h) };
+        let next = self.list.first();
+        let mut baton = WakeQ::new();
+        if !next.is_null() {
+            // SAFETY: as above.
+            let n = unsafe { &*next };
+            n.set_head_at(sys::now_ns());
+            baton.push(n.rec());
+        }
+        // Wake the next head before the grant (a syscall while we still hold the lock): it is
+        // then queued on a CPU when the new owner picks up, and the new owner yields once
+        // (`granted`), so it runs at once wherever it was queued (module doc of `hand_off`).
+        if ablate::on(Mech::Baton) {
+            baton.wake_all();
+        }
+        // Release: the grant and the unlink happen-before the pick-up, which reads the owner
+        // word with Acquire (in the waiter's try_acquire). Only the owner (we) and wait_lock
+        // holders (we) change an owned word's flags: a swap does.
+        h.state.store(GRANTED, Release);
+        let o = self.owner.swap(rec.owner_word() | PICKUP, Release);
+        debug_assert_eq!(owner_of(o), me.owner_word());
+        // Pushed last: woken first.
+        wake.push(rec);
+        me.set_handed_off(self as *const Self as usize);
+        self.wait_lock.unlock(me);
+        wake.wake_all();
+        // (Empty unless the baton mechanism is switched off: then the next head is woken here.)
+        baton.wake_all();
+    }
+
+    /// Condvar support: waiters were appended to this mutex's list (wait_lock held). If one of
+    /// them is the head, its turn must start: arm `WAKE_HEAD` if the lock is held, else wake it
+    /// now (the caller queues it in `wake`).
+    ///
+    /// # Safety
+    /// The wait_lock is held.
+    pub(crate) unsafe fn requeued(&self, wake: &mut WakeQ) {
+        if let Arm::Free = self.arm_wake_head() {
+            let head = self.list.first();
+            if !head.is_null() {
+                // SAFETY: linked waiters are alive while the wait_lock is held.
+                wake.push(unsafe { (*head).rec() });
+            }
+        }
+    }
+}
+
+/// After picking up a handed-over lock: give the CPU away once, so that the next head, woken by
+/// the handover and possibly queued on this CPU, starts its turn now (it sees the lock busy and
+/// sleeps on its window timer within µs) instead of after this thread's scheduler slice.
+fn picked_up(me: &'static ThreadRec) {
+    if cfg!(feature = "lock-events") {
+        me.set_window_start(sys::now_ns());
+    }
+    if ablate::on(Mech::PickupYield) {
+        crate::sync::yield_now();
+    }
+    me.note_cpu();
+}
+
+/// When the head `w` should ask for the handoff: its fairness window's end
+/// ([`fairness::handoff_at`]). The head sleeps until then; the timer's slack (50 µs by
+/// default; the sleep ended ≈ 73 µs late on the development VM) lengthens each window by that
+/// much, which the window minimum accounts for.
+fn due_at(w: &Waiter) -> u64 {
+    fairness::handoff_at(w.queued_at(), w.head_at())
+}
+
+/// The earlier of a user deadline (`None` = none) and a timer.
+fn min_deadline(deadline: Deadline, t: u64) -> Deadline {
+    Some(deadline.map_or(t, |d| d.min(t)))
+}

@@ -1,0 +1,434 @@
+//! The record pool (native build) and kslock's `fork()` handling.
+//!
+//! # Pool
+//!
+//! Records live in segments of [`SEG_LEN`] = 64: the first is a static, the others are
+//! anonymous `mmap`s (zero-filled by the kernel, so a segment needs no stack temporary and no
+//! `malloc`: a thread with a 16 KiB stack, or an allocator whose own mutexes are kslock locks,
+//! can register; issue 8, defect 4). Segments are published in `TABLE` with a Release CAS and
+//! read with Acquire in [`try_by_id`], so whoever reaches a record by id (from a lock word, an
+//! OSQ word, a wake chain) sees it initialised, whatever ordering the word it came from had.
+//! Segments are never unmapped: records are type-stable.
+//!
+//! Ids come from the free list (records of exited threads) or from the high-water mark. The
+//! free list is a Treiber stack of ids with a 32-bit ABA tag in one `AtomicU64`; a record is
+//! pushed when its thread exits (a TLS destructor) and gets a new generation when it is popped,
+//! so its owner word changes (module doc of [`super`]).
+//!
+//! | static | meaning |
+//! |--------|---------|
+//! | `HWM` | ids handed out so far (SeqCst: the fork barrier must see every record in use) |
+//! | `FREE` | `tag << 32 \| id` of the free-list top (0 = empty) |
+//! | `EPOCH` | how many `fork()`s this process descends from |
+//! | `FORKING` | 1 while a `fork()` in this process waits in its prepare handler |
+//!
+//! # fork()
+//!
+//! The child of a `fork()` has one thread, the forking one, and a copy of the memory of all of
+//! them. kslock guarantees that in the child every lock that was free at the fork, and every
+//! lock the forking thread held, works (issue 8, item 5):
+//!
+//! * **Ghosts.** The child handler bumps `EPOCH` and moves the forking thread's record into the
+//!   new epoch; every other record of a live parent thread is now a *ghost*
+//!   ([`is_dead`]). Ghosts are never on the free list (their threads never exit in the child), so
+//!   no new thread gets one. A ghost may still be linked in a wait list or named as the head a
+//!   wakeup went to: the locks take ghosts out of their lists when they meet them
+//!   ([`crate::wait::WaitList::purge_ghosts`]) and never hand a lock to one.
+//! * **Half-done slow paths.** A thread caught by the fork between two steps of a slow path
+//!   (holding a wait_lock, queued in an OSQ) would leave that lock broken in the child. Every
+//!   such multi-step section is bracketed by [`slow_enter`] / [`ThreadRec::slow_exit`], and the
+//!   prepare handler (a fork barrier) sets `FORKING` and waits until no other thread is inside a
+//!   section; a thread that wants to enter one while `FORKING` is set waits on a futex until the
+//!   fork is done. Sections are short and never wait for a thread outside a section, so the
+//!   barrier is bounded. Entry is one `swap` and one load (the Dekker pair with the handler's
+//!   store and loads, all SeqCst).
+//! * **kslock's own state** is all atomics (this pool, the spin calibration, the rseq offset),
+//!   with no lock a thread could hold across the fork.
+
+use super::{owner_word, ThreadRec, MAX_ID};
+use crate::sync::AtomicU32;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering::*};
+use std::cell::Cell;
+
+/// Records per pool segment.
+pub(crate) const SEG_LEN: usize = 64;
+/// Segments in the pool table: at most `SEG_LEN * SEGS` = 262144 records.
+const SEGS: usize = 4096;
+const _: () = assert!(SEG_LEN * SEGS < MAX_ID as usize);
+
+type Seg = [ThreadRec; SEG_LEN];
+
+static SEG0: Seg = {
+    // Ids are index + 1 so that 0 can mean "none".
+    let mut seg = [const { ThreadRec::new(0) }; SEG_LEN];
+    let mut i = 0;
+    while i < SEG_LEN {
+        seg[i] = ThreadRec::new(i as u32 + 1);
+        i += 1;
+    }
+    seg
+};
+
+/// Segment table; entry 0 stays null (`SEG0` is used directly).
+static TABLE: [AtomicPtr<Seg>; SEGS] = [const { AtomicPtr::new(ptr::null_mut()) }; SEGS];
+static HWM: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+static FREE: AtomicU64 = AtomicU64::new(0);
+static EPOCH: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+static FORKING: AtomicU32 = AtomicU32::new(0);
+/// 0: fork handlers not registered, 1: being registered, 2: registered.
+static ATFORK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+/// Records in use by live threads (for tests).
+pub(crate) static LIVE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// The calling thread's record and owner word (null/0 before registration).
+#[derive(Clone, Copy)]
+struct Me {
+    rec: *const ThreadRec,
+    word: u64,
+}
+
+thread_local! {
+    static ME: Cell<Me> = const { Cell::new(Me { rec: ptr::null(), word: 0 }) };
+    static RELEASE: Releaser = const { Releaser(Cell::new(0)) };
+}
+
+/// Returns the record to the free list when its thread exits.
+struct Releaser(Cell<u32>);
+
+impl Drop for Releaser {
+    fn drop(&mut self) {
+        let id = self.0.get();
+        if id != 0 {
+            let _ = ME.try_with(|m| {
+                m.set(Me {
+                    rec: ptr::null(),
+                    word: 0,
+                })
+            });
+            LIVE.fetch_sub(1, Relaxed);
+            push_free(id);
+        }
+    }
+}
+
+/// The record with id `id`, if it exists (never for 0). See the module doc for why this is
+/// the way to reach a record named by any word.
+#[inline]
+pub(crate) fn try_by_id(id: u32) -> Option<&'static ThreadRec> {
+    let i = (id as usize).wrapping_sub(1);
+    let (s, k) = (i / SEG_LEN, i % SEG_LEN);
+    if s == 0 {
+        return Some(&SEG0[k]);
+    }
+    let seg = TABLE.get(s)?.load(Acquire);
+    // SAFETY: non-null entries point to leaked, initialised segments (published with Release
+    // after initialisation; this load is Acquire), valid for 'static.
+    (!seg.is_null()).then(|| unsafe { &(*seg)[k] })
+}
+
+/// The record with id `id`, which must have been handed out.
+#[inline]
+pub(crate) fn by_id(id: u32) -> &'static ThreadRec {
+    match try_by_id(id) {
+        Some(r) => r,
+        None => panic!("kslock: thread record {id} named before it was created"),
+    }
+}
+
+/// The calling thread's record, registering the thread on first use.
+#[inline]
+pub(crate) fn current() -> &'static ThreadRec {
+    let m = ME.with(Cell::get);
+    if !m.rec.is_null() {
+        // SAFETY: ME only ever holds pointers to pool records, which live forever.
+        return unsafe { &*m.rec };
+    }
+    register().0
+}
+
+/// The calling thread's owner word (module doc of [`super`]), registering it on first use.
+#[inline]
+pub(crate) fn current_word() -> u64 {
+    let m = ME.with(Cell::get);
+    if m.word != 0 {
+        return m.word;
+    }
+    register().1
+}
+
+/// Has this process been created by `fork()` from a process that used kslock (so ghosts may
+/// exist)?
+#[inline]
+pub(crate) fn forked() -> bool {
+    EPOCH.load(Relaxed) != 0
+}
+
+/// Does `rec` belong to a thread that does not exist in this process (a `fork()` ghost)?
+#[inline]
+pub(crate) fn is_dead(rec: &ThreadRec) -> bool {
+    rec.epoch.load(Relaxed) != EPOCH.load(Relaxed)
+}
+
+#[cold]
+fn register() -> (&'static ThreadRec, u64) {
+    let id = pop_free().unwrap_or_else(new_id);
+    let rec = by_id(id);
+    // A new generation: the word of the record's previous thread (maybe still in a lock it
+    // never unlocked) must not match ours. Skip 0 so that no word is 0.
+    let gen = match (rec.word.load(Relaxed) >> 32) as u32 {
+        u32::MAX => 1,
+        g => g + 1,
+    };
+    let word = owner_word(id, gen);
+    rec.word.store(word, Relaxed);
+    rec.epoch.store(EPOCH.load(Relaxed), Relaxed);
+    rec.note_cpu();
+    // Publish to TLS before anything that may allocate (the TLS destructor registration below,
+    // pthread_atfork): an allocator whose mutexes are kslock locks re-enters here and must find
+    // the thread registered.
+    ME.with(|m| {
+        m.set(Me {
+            rec: rec as *const ThreadRec,
+            word,
+        })
+    });
+    LIVE.fetch_add(1, Relaxed);
+    // If the thread is already tearing down its TLS, the record is simply never returned.
+    let _ = RELEASE.try_with(|r| r.0.set(id));
+    register_atfork();
+    (rec, word)
+}
+
+/// A fresh id from the high-water mark, its segment created if needed.
+fn new_id() -> u32 {
+    let id = HWM.fetch_add(1, SeqCst) + 1;
+    let s = (id as usize - 1) / SEG_LEN;
+    assert!(
+        s < SEGS,
+        "kslock: more than {} threads alive at once",
+        SEGS * SEG_LEN
+    );
+    if s > 0 && TABLE[s].load(Acquire).is_null() {
+        let seg = map_segment((s * SEG_LEN) as u32 + 1);
+        if TABLE[s]
+            .compare_exchange(ptr::null_mut(), seg, Release, Acquire)
+            .is_err()
+        {
+            // Another thread published this segment first: ours was never visible.
+            // SAFETY: `seg` is our own mapping of `size_of::<Seg>()` bytes, never shared.
+            unsafe { libc::munmap(seg.cast(), core::mem::size_of::<Seg>()) };
+        }
+    }
+    id
+}
+
+/// Maps a zero-filled segment and writes the ids of its records, starting at `first_id`.
+fn map_segment(first_id: u32) -> *mut Seg {
+    // SAFETY: an anonymous private mapping with no address hint has no preconditions.
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            core::mem::size_of::<Seg>(),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert!(
+        p != libc::MAP_FAILED,
+        "kslock: cannot map memory for thread records"
+    );
+    let seg = p.cast::<Seg>();
+    for k in 0..SEG_LEN {
+        // SAFETY: the mapping is page-aligned (ThreadRec needs 128), zero-filled and ours; an
+        // all-zero ThreadRec is valid (atomics, null pointers, Kind::Write = 0) except for its
+        // id, which we write in place without building a record on the stack.
+        unsafe {
+            let rec = ptr::addr_of_mut!((*seg)[k]);
+            ptr::addr_of_mut!((*rec).id).write(first_id + k as u32);
+        }
+    }
+    seg
+}
+
+fn push_free(id: u32) {
+    let rec = by_id(id);
+    let mut top = FREE.load(Acquire);
+    loop {
+        rec.free_next.store(top as u32, Relaxed);
+        let new = ((top >> 32) + 1) << 32 | id as u64;
+        // Release publishes `free_next` (and the thread's last writes) to the popper.
+        match FREE.compare_exchange_weak(top, new, Release, Acquire) {
+            Ok(_) => return,
+            Err(t) => top = t,
+        }
+    }
+}
+
+fn pop_free() -> Option<u32> {
+    let mut top = FREE.load(Acquire);
+    loop {
+        let id = top as u32;
+        if id == 0 {
+            return None;
+        }
+        let next = by_id(id).free_next.load(Relaxed);
+        let new = ((top >> 32) + 1) << 32 | next as u64;
+        // Acquire pairs with the push's Release. The tag makes an ABA (pop, pop, push of the
+        // same id between our load and CAS) fail the CAS.
+        match FREE.compare_exchange_weak(top, new, Acquire, Acquire) {
+            Ok(_) => return Some(id),
+            Err(t) => top = t,
+        }
+    }
+}
+
+/// Enters a slow-path section (module doc, "fork()"); leave it with
+/// [`ThreadRec::slow_exit`]. Nested entries never wait.
+#[inline]
+pub(crate) fn slow_enter(me: &ThreadRec) {
+    let n = me.in_slow.load(Relaxed);
+    if n != 0 {
+        me.in_slow.store(n + 1, Relaxed);
+        return;
+    }
+    loop {
+        // SeqCst swap + SeqCst load: the Dekker pair with `prepare`'s store of FORKING and its
+        // loads of `in_slow`: either the handler sees us inside or we see FORKING.
+        me.in_slow.swap(1, SeqCst);
+        if FORKING.load(SeqCst) == 0 {
+            return;
+        }
+        me.in_slow.store(0, Release);
+        while FORKING.load(Acquire) != 0 {
+            let _ = crate::sys::futex_wait(&FORKING, 1, None);
+        }
+    }
+}
+
+fn register_atfork() {
+    // Every thread returns only once the handlers are registered: a thread that returned while
+    // another was still registering could be inside a slow section during a fork that runs no
+    // barrier (a child then found a wait_lock held by a ghost).
+    match ATFORK.compare_exchange(0, 1, Acquire, Acquire) {
+        Ok(_) => {}
+        Err(2) => return,
+        Err(_) => {
+            // Acquire pairs with the Release store of 2 below.
+            while ATFORK.load(Acquire) != 2 {
+                let _ = crate::sys::futex_wait(&ATFORK, 1, None);
+            }
+            return;
+        }
+    }
+    // SAFETY: the three handlers are `extern "C" fn()` that stay valid for the program's life
+    // (or are unregistered with the DSO by glibc's pthread_atfork wrapper).
+    let r = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+    assert_eq!(r, 0, "kslock: pthread_atfork failed");
+    ATFORK.store(2, Release);
+    crate::sys::futex_wake(&ATFORK, i32::MAX);
+}
+
+/// Fork barrier: wait until no other thread is inside a slow-path section.
+extern "C" fn prepare() {
+    FORKING.store(1, SeqCst);
+    let me = ME.try_with(Cell::get).map_or(ptr::null(), |m| m.rec);
+    let hwm = HWM.load(SeqCst);
+    for id in 1..=hwm {
+        let Some(rec) = try_by_id(id) else { continue };
+        if ptr::eq(rec, me) {
+            continue;
+        }
+        while rec.in_slow.load(SeqCst) != 0 {
+            std::thread::yield_now();
+        }
+    }
+}
+
+extern "C" fn parent() {
+    FORKING.store(0, SeqCst);
+    crate::sys::futex_wake(&FORKING, i32::MAX);
+}
+
+/// The child: one thread, a new epoch; every other record is a ghost.
+extern "C" fn child() {
+    let epoch = EPOCH.load(Relaxed).wrapping_add(1);
+    EPOCH.store(epoch, Relaxed);
+    let me = ME.try_with(Cell::get).map_or(ptr::null(), |m| m.rec);
+    // SAFETY: ME holds null or a pool record.
+    let live = match unsafe { me.as_ref() } {
+        Some(rec) => {
+            rec.epoch.store(epoch, Relaxed);
+            1
+        }
+        None => 0,
+    };
+    LIVE.store(live, Relaxed);
+    FORKING.store(0, SeqCst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{current, owner_id};
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn records_are_stable_per_thread_and_reused_with_a_new_generation() {
+        let a = current();
+        assert!(ptr::eq(a, current()));
+        assert!(ptr::eq(a, by_id(a.id())));
+        assert_eq!(owner_id(current_word()), a.id());
+        let (id1, w1) = std::thread::spawn(|| (current().id(), current_word()))
+            .join()
+            .unwrap();
+        assert_ne!(id1, a.id());
+        // Exited threads' records go back on the free list; whoever gets one gets a new
+        // generation, so no later word equals an earlier one of the same record.
+        let words: Vec<(u32, u64)> = (0..16)
+            .map(|_| {
+                std::thread::spawn(|| (current().id(), current_word()))
+                    .join()
+                    .unwrap()
+            })
+            .collect();
+        for &(id, w) in &words {
+            if id == id1 {
+                assert_ne!(w, w1, "a reused record kept its owner word");
+            }
+        }
+        assert!(LIVE.load(Relaxed) >= 1);
+    }
+
+    #[test]
+    fn pool_grows_past_the_static_segment() {
+        let barrier = Arc::new(std::sync::Barrier::new(SEG_LEN + 9));
+        let hs: Vec<_> = (0..SEG_LEN + 8)
+            .map(|_| {
+                let b = barrier.clone();
+                std::thread::spawn(move || {
+                    let r = current();
+                    b.wait();
+                    (r.id(), r as *const ThreadRec as usize)
+                })
+            })
+            .collect();
+        barrier.wait();
+        let mut ids: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        for (id, addr) in &ids {
+            assert_eq!(by_id(*id) as *const ThreadRec as usize, *addr);
+            assert_eq!(addr % 128, 0);
+        }
+        ids.sort();
+        ids.dedup_by_key(|x| x.0);
+        assert_eq!(ids.len(), SEG_LEN + 8, "live threads never share a record");
+    }
+
+    #[test]
+    fn unknown_ids_are_not_records() {
+        assert!(try_by_id(0).is_none());
+        assert!(try_by_id((SEGS * SEG_LEN) as u32 + 1).is_none());
+    }
+}
