@@ -26,7 +26,8 @@ parallel, so with --outside-load the efficiency can exceed 1.)";
 
 /// Lock benchmark: kslock against std, parking_lot, glibc pthread and a
 /// spinlock. With no subcommand, runs the default mutex + rwsem matrix
-/// (about 2 minutes) and writes results/<UTC time>/{results.json,results.csv,plot.svg}.
+/// (about 5 minutes: 3 interleaved repeats per cell), prints the table and the
+/// scoreboard, and writes results/<UTC time>/{results.json,results.csv,plot.svg}.
 #[derive(Parser, Debug)]
 #[command(name = "lockbench", version, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -38,8 +39,9 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct DefaultArgs {
-    /// Total wall time to aim for, seconds (the per-cell time follows from it).
-    #[arg(long, default_value_t = 115.0, value_parser = positive_f64)]
+    /// Total wall time to aim for, seconds (the per-run time follows from it; every cell runs
+    /// 3 interleaved repeats).
+    #[arg(long, default_value_t = 285.0, value_parser = positive_f64)]
     pub budget: f64,
     /// Export directory [default: results/<UTC timestamp>].
     #[arg(long)]
@@ -272,7 +274,7 @@ fn available(names: &[&str]) -> Vec<LockInfo> {
 /// The default run: a representative mutex and rwsem matrix against the
 /// peers, sized to `budget` seconds.
 pub fn default_plan(budget: f64) -> (Vec<Group>, Timing) {
-    let threads = vec![1, 2, 8, 32];
+    let threads = vec![1, 2, 8, 32, 96];
     let cs = vec![1, 20, 100];
     let groups = vec![
         Group {
@@ -302,22 +304,35 @@ pub fn default_plan(budget: f64) -> (Vec<Group>, Timing) {
             read_pcts: vec![50, 90],
         },
     ];
-    let cells: usize = groups.iter().map(Group::cells).sum();
-    // per cell: warm-up (a fifth, at most 150 ms) + measured + ~20 ms of
-    // thread start/join
-    let per = budget / cells.max(1) as f64;
+    // Every run: a warm-up of a fifth of the run (at most 150 ms), the measured window, and
+    // the thread start/join overhead; DEFAULT_REPEATS interleaved repeats per cell.
+    let runs: usize = groups.iter().map(Group::cells).sum::<usize>() * DEFAULT_REPEATS;
+    let overhead: f64 = groups
+        .iter()
+        .map(|g| {
+            let per_thread_count = g.cells() / g.threads.len().max(1) * DEFAULT_REPEATS;
+            g.threads
+                .iter()
+                .map(|&n| per_thread_count as f64 * crate::matrix::run_overhead_s(n))
+                .sum::<f64>()
+        })
+        .sum();
+    let per = ((budget - overhead) / runs.max(1) as f64).max(0.06);
     let warmup = (per * 0.2).min(0.15);
-    let secs = (per - warmup - 0.02).clamp(0.05, 5.0);
+    let secs = (per - warmup).clamp(0.05, 5.0);
     (
         groups,
         Timing {
             secs,
             warmup,
-            repeat: 1,
+            repeat: DEFAULT_REPEATS,
             pin: false,
         },
     )
 }
+
+/// Interleaved repeats of every cell in the default run (its cells report the median).
+pub const DEFAULT_REPEATS: usize = 3;
 
 fn timing(r: &RunArgs, secs: f64, warmup: f64) -> Timing {
     Timing {
@@ -337,7 +352,7 @@ pub fn run_groups(
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Session, String> {
-    let total = groups.iter().map(Group::cells).sum();
+    let total = groups.iter().map(Group::cells).sum::<usize>() * t.repeat.max(1);
     let sink = Sink::new(out_dir)?;
     let mut s = Session::new(experiment, sink, total);
     for g in groups {
@@ -349,7 +364,8 @@ pub fn run_groups(
 
 fn print_report(s: &Session, format: Format, out: &mut dyn Write) -> Result<(), String> {
     let r = match format {
-        Format::Table => write_table(out, &s.report.cells),
+        Format::Table => write_table(out, &s.report.cells)
+            .and_then(|()| out.write_all(s.report.scoreboard.to_text(s.report.repeats).as_bytes())),
         Format::Csv => out.write_all(to_csv(&s.report.cells).as_bytes()),
         Format::Json => writeln!(out, "{}", s.report.to_json()),
     };
@@ -567,13 +583,16 @@ mod tests {
 
     #[test]
     fn default_plan_fits_the_budget() {
-        let (groups, t) = default_plan(115.0);
+        let (groups, t) = default_plan(285.0);
         let est = Session::estimate(&groups, &t);
-        assert!((90.0..=130.0).contains(&est), "estimate {est}");
+        assert!((250.0..=300.0).contains(&est), "estimate {est}");
+        assert_eq!(t.repeat, DEFAULT_REPEATS);
+        assert!(t.secs >= 0.3, "measured window {} s", t.secs);
+        assert!(groups[0].threads.contains(&96));
         assert!(groups.iter().all(|g| !g.locks.is_empty()));
         assert_eq!(groups[1].read_pcts, vec![50, 90]);
-        let (groups, t) = default_plan(20.0);
+        let (groups, t) = default_plan(100.0);
         let est = Session::estimate(&groups, &t);
-        assert!((15.0..=25.0).contains(&est), "estimate {est}");
+        assert!((85.0..=115.0).contains(&est), "estimate {est}");
     }
 }

@@ -1,10 +1,13 @@
-//! `lockbench compare OLD.json NEW.json`: per-cell ratios and a summary.
+//! `lockbench compare OLD.json NEW.json`: per-cell ratios, a summary, and the two runs'
+//! scoreboards side by side (rebuilt from the cells, so reports written before the scoreboard
+//! existed compare too).
 
 use std::collections::BTreeMap;
 use std::io::Write;
 
 use crate::cli::CompareArgs;
 use crate::results::{fmt_kops, CellResult, Report};
+use crate::scoreboard::{Family, Scoreboard};
 
 type Key = (String, String, usize, u32, u32, u32);
 
@@ -57,18 +60,61 @@ pub fn matched(old: &Report, new: &Report) -> (Vec<Row>, usize, usize) {
     (rows, only_old, only_new)
 }
 
-/// Geometric mean of the finite positive ratios.
-pub fn geomean(r: impl Iterator<Item = f64>) -> f64 {
-    let (mut s, mut n) = (0.0, 0);
-    for x in r.filter(|x| x.is_finite() && *x > 0.0) {
-        s += x.ln();
-        n += 1;
+pub use crate::scoreboard::geomean;
+
+/// How many rows [`family_rows`] gives.
+const FAMILY_ROWS: usize = 7;
+
+/// One family's scoreboard as (row name, value) pairs, in the order `compare` prints them.
+fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
+    let worst = f.worst.as_ref().map_or("-".into(), |w| {
+        format!("{:.2}x ({} thr, cs {})", w.score, w.threads, w.cs_load)
+    });
+    [
+        ("geo-mean, threads ≥ 2", format!("{:.2}x", f.geomean_2)),
+        ("geo-mean, threads ≥ 8", format!("{:.2}x", f.geomean_8)),
+        ("worst cell", worst),
+        ("cells won", format!("{}/{}", f.won, f.compared)),
+        (
+            "STARVED at 8+ threads",
+            format!("{}/{}", f.starved, f.starved_checked),
+        ),
+        (
+            "worst p99.9 wait",
+            format!("{:.2} ms", f.worst_p999_ns as f64 / 1e6),
+        ),
+        (
+            "CPU ns/op ÷ best peer",
+            format!("{:.2}x", f.cpu_ratio_geomean),
+        ),
+    ]
+}
+
+/// The scoreboards of both runs, family by family (matched by workload, read mix and lock).
+pub fn write_scoreboards(out: &mut dyn Write, old: &Report, new: &Report) -> std::io::Result<()> {
+    let (o, n) = (Scoreboard::of(&old.cells), Scoreboard::of(&new.cells));
+    if o.families.is_empty() && n.families.is_empty() {
+        return Ok(());
     }
-    if n == 0 {
-        f64::NAN
-    } else {
-        (s / n as f64).exp()
+    writeln!(out, "\nscoreboards (kslock ÷ best peer; old → new):")?;
+    let id = |f: &Family| (f.workload.clone(), f.read_pct, f.lock.clone());
+    let mut ids: Vec<_> = o.families.iter().chain(&n.families).map(id).collect();
+    ids.sort();
+    ids.dedup();
+    for k in ids {
+        let fo = o.families.iter().find(|f| id(f) == k);
+        let fnew = n.families.iter().find(|f| id(f) == k);
+        writeln!(out, "  {} ({}, {}% reads)", k.2, k.0, k.1)?;
+        let (ro, rn) = (fo.map(family_rows), fnew.map(family_rows));
+        for i in 0..FAMILY_ROWS {
+            let cell = |r: &Option<[(&str, String); FAMILY_ROWS]>| {
+                r.as_ref().map_or("-".to_string(), |r| r[i].1.clone())
+            };
+            let name = ro.as_ref().or(rn.as_ref()).map_or("", |r| r[i].0);
+            writeln!(out, "    {name:<24} {:>22} → {}", cell(&ro), cell(&rn))?;
+        }
     }
+    Ok(())
 }
 
 pub fn write(
@@ -147,7 +193,7 @@ pub fn write(
             "  unmatched cells: {only_old} only in old, {only_new} only in new"
         )?;
     }
-    Ok(())
+    write_scoreboards(out, old, new)
 }
 
 pub fn run(a: &CompareArgs, out: &mut dyn Write) -> Result<(), String> {
@@ -185,5 +231,24 @@ mod tests {
         let s = String::from_utf8(buf).unwrap();
         assert!(s.contains("1 faster, 1 slower"), "{s}");
         assert!(s.contains("1 only in old, 1 only in new"), "{s}");
+    }
+
+    #[test]
+    fn scoreboards_side_by_side() {
+        let mut old = Report::new("a");
+        let mut new = Report::new("b");
+        old.cells = vec![
+            sample_cell("kslock-mutex", 8, 50.0),
+            sample_cell("std-mutex", 8, 100.0),
+        ];
+        new.cells = vec![
+            sample_cell("kslock-mutex", 8, 150.0),
+            sample_cell("std-mutex", 8, 100.0),
+        ];
+        let mut buf = Vec::new();
+        write_scoreboards(&mut buf, &old, &new).unwrap();
+        let s = String::from_utf8(buf).unwrap();
+        assert!(s.contains("0.50x → 1.50x"), "{s}");
+        assert!(s.contains("0/1 → 1/1"), "{s}");
     }
 }

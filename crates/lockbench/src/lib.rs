@@ -4,8 +4,9 @@
 //!
 //! Layout: [`locks`] (the `BenchLock` trait, adapters, registry), [`runner`]
 //! (the timed loop and exclusion check), [`workload`] (file/mmap/tree),
-//! [`matrix`] (plans, bounds, table), [`results`] (JSON/CSV/SVG export and
-//! the environment record), [`seeds`], [`compare`], [`cli`].
+//! [`matrix`] (plans, interleaved repeats, bounds, table), [`scoreboard`]
+//! (kslock against the best peer per family), [`results`] (JSON/CSV/SVG
+//! export and the environment record), [`seeds`], [`compare`], [`cli`].
 
 pub mod cli;
 pub mod compare;
@@ -13,6 +14,7 @@ pub mod locks;
 pub mod matrix;
 pub mod results;
 pub mod runner;
+pub mod scoreboard;
 pub mod seeds;
 pub mod stats;
 pub mod workload;

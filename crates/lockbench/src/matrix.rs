@@ -1,4 +1,13 @@
 //! Running a plan of cells, computing bounds, and printing the table.
+//!
+//! # Interleaved repeats
+//!
+//! A cell config (workload, threads, loads, read mix) is measured `repeat` times for every
+//! lock of its group, interleaved: repeat `r` runs every lock once, back to back, starting at
+//! lock `r mod locks` (the order rotates), so a slow phase of the machine (another tenant of the
+//! VM, a frequency change) lands on every lock alike instead of on whichever ran then. Each
+//! lock's cell reports the median kops/s of its repeats; its other metrics come from the repeat
+//! closest to that median.
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -34,8 +43,15 @@ impl Group {
 pub struct Timing {
     pub secs: f64,
     pub warmup: f64,
+    /// Interleaved repeats per cell (module doc).
     pub repeat: usize,
     pub pin: bool,
+}
+
+/// Seconds one run of `threads` threads costs beyond its warm-up and measured window (thread
+/// start and join, measured on the 2-vCPU development VM: ≈ 20 ms + 0.3 ms per thread).
+pub fn run_overhead_s(threads: usize) -> f64 {
+    0.02 + 0.0003 * threads as f64
 }
 
 /// Calibration runs are shorter than cells: they only set the scale.
@@ -57,13 +73,14 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(experiment: &str, sink: Sink, total_cells: usize) -> Session {
+    /// `total_runs`: cells × repeats (for the progress lines).
+    pub fn new(experiment: &str, sink: Sink, total_runs: usize) -> Session {
         Session {
             report: Report::new(experiment),
             sink,
             best1: BTreeMap::new(),
             progress: std::io::stderr().is_terminal(),
-            total: total_cells,
+            total: total_runs,
             done: 0,
             cpus: online_cpus(),
         }
@@ -74,10 +91,18 @@ impl Session {
         groups
             .iter()
             .map(|g| {
-                let per = t.secs + t.warmup + 0.02;
-                let mut s = g.cells() as f64 * per * t.repeat as f64;
+                let per_lock_config = g.cells() / g.threads.len().max(1);
+                let mut s: f64 = g
+                    .threads
+                    .iter()
+                    .map(|&n| {
+                        per_lock_config as f64
+                            * (t.secs + t.warmup + run_overhead_s(n))
+                            * t.repeat.max(1) as f64
+                    })
+                    .sum();
                 if !g.threads.contains(&1) {
-                    s += (g.cells() / g.threads.len().max(1)) as f64 * (CALIB_SECS + CALIB_WARMUP);
+                    s += per_lock_config as f64 * (CALIB_SECS + CALIB_WARMUP);
                 }
                 s
             })
@@ -94,6 +119,7 @@ impl Session {
         let mut threads = g.threads.clone();
         threads.sort_unstable();
         threads.dedup();
+        self.report.repeats = t.repeat.max(1);
         for &cs in &g.cs_loads {
             for &outside in &g.outside_loads {
                 for &read_pct in &g.read_pcts {
@@ -102,29 +128,83 @@ impl Session {
                         self.calibrate(g, &key, t)?;
                     }
                     for &n in &threads {
-                        for lock in &g.locks {
-                            let cfg = CellConfig {
-                                threads: n,
-                                cs_load: cs,
-                                outside_load: outside,
-                                read_pct,
-                                secs: t.secs,
-                                warmup: t.warmup,
-                                pin: t.pin,
-                            };
-                            let cell = self.run_cell(g.spec, lock, &cfg, t.repeat)?;
+                        let cfg = CellConfig {
+                            threads: n,
+                            cs_load: cs,
+                            outside_load: outside,
+                            read_pct,
+                            secs: t.secs,
+                            warmup: t.warmup,
+                            pin: t.pin,
+                        };
+                        let runs = self.run_interleaved(g, &cfg, t.repeat)?;
+                        for (lock, runs) in g.locks.iter().zip(runs) {
+                            let cell = cell_from_runs(g.spec, lock, &cfg, &runs);
                             if n == 1 {
                                 self.offer_best(&key, cell.kops, lock.name);
                             }
                             self.report.cells.push(cell);
-                            self.apply_bounds();
-                            self.sink.write(&self.report)?;
                         }
+                        self.apply_bounds();
+                        self.report.update_scoreboard();
+                        self.sink.write(&self.report)?;
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// `repeat` rounds of every lock of `g` on one cell config, the order rotating by one lock
+    /// per round (module doc). Returns the runs per lock, in `g.locks` order.
+    fn run_interleaved(
+        &mut self,
+        g: &Group,
+        cfg: &CellConfig,
+        repeat: usize,
+    ) -> Result<Vec<Vec<Measurement>>, String> {
+        let n = g.locks.len();
+        let mut runs: Vec<Vec<Measurement>> = (0..n).map(|_| Vec::new()).collect();
+        for r in 0..repeat.max(1) {
+            for k in 0..n {
+                let i = (k + r) % n;
+                let m = self.run_once(g.spec, &g.locks[i], cfg)?;
+                runs[i].push(m);
+            }
+        }
+        Ok(runs)
+    }
+
+    fn run_once(
+        &mut self,
+        spec: WorkSpec,
+        lock: &LockInfo,
+        cfg: &CellConfig,
+    ) -> Result<Measurement, String> {
+        self.done += 1;
+        let m = (lock.run)(&spec, cfg).map_err(|e| {
+            format!(
+                "{} with {} threads, cs-load {}, read {}% ({}): {e}",
+                lock.name,
+                cfg.threads,
+                cfg.cs_load,
+                cfg.read_pct,
+                spec.name()
+            )
+        })?;
+        self.note(&format!(
+            "[{}/{}] {:<28} {} t={:<3} cs={:<3} out={:<3} read={:>3}%  {} kops/s",
+            self.done,
+            self.total,
+            lock.name,
+            spec.name(),
+            cfg.threads,
+            cfg.cs_load,
+            cfg.outside_load,
+            cfg.read_pct,
+            fmt_kops(m.kops())
+        ));
+        Ok(m)
     }
 
     fn offer_best(&mut self, key: &CalibKey, kops: f64, lock: &str) {
@@ -179,50 +259,22 @@ impl Session {
             }
         }
     }
+}
 
-    fn run_cell(
-        &mut self,
-        spec: WorkSpec,
-        lock: &LockInfo,
-        cfg: &CellConfig,
-        repeat: usize,
-    ) -> Result<CellResult, String> {
-        self.done += 1;
-        let mut runs: Vec<Measurement> = Vec::new();
-        for _ in 0..repeat.max(1) {
-            let m = (lock.run)(&spec, cfg).map_err(|e| {
-                format!(
-                    "{} with {} threads, cs-load {}, read {}% ({}): {e}",
-                    lock.name,
-                    cfg.threads,
-                    cfg.cs_load,
-                    cfg.read_pct,
-                    spec.name()
-                )
-            })?;
-            runs.push(m);
-        }
-        let kops: Vec<f64> = runs.iter().map(Measurement::kops).collect();
-        let med = median(&kops);
-        // The run closest to the median supplies the detailed metrics.
-        let mi = (0..runs.len())
-            .min_by(|&a, &b| (kops[a] - med).abs().total_cmp(&(kops[b] - med).abs()))
-            .unwrap_or(0);
-        let cell = cell_from(spec, lock, cfg, &runs[mi], med, &kops);
-        self.note(&format!(
-            "[{}/{}] {:<28} {} t={:<3} cs={:<3} out={:<3} read={:>3}%  {} kops/s",
-            self.done,
-            self.total,
-            lock.name,
-            spec.name(),
-            cfg.threads,
-            cfg.cs_load,
-            cfg.outside_load,
-            cfg.read_pct,
-            fmt_kops(cell.kops)
-        ));
-        Ok(cell)
-    }
+/// The cell of one lock from its repeats: median kops/s, the other metrics from the repeat
+/// closest to the median.
+pub fn cell_from_runs(
+    spec: WorkSpec,
+    lock: &LockInfo,
+    cfg: &CellConfig,
+    runs: &[Measurement],
+) -> CellResult {
+    let kops: Vec<f64> = runs.iter().map(Measurement::kops).collect();
+    let med = median(&kops);
+    let mi = (0..runs.len())
+        .min_by(|&a, &b| (kops[a] - med).abs().total_cmp(&(kops[b] - med).abs()))
+        .unwrap_or(0);
+    cell_from(spec, lock, cfg, &runs[mi], med, &kops)
 }
 
 pub fn cell_from(
@@ -277,6 +329,11 @@ pub fn cell_from(
         vcsw_per_kop: m.usage.vcsw as f64 / kop,
         ivcsw_per_kop: m.usage.ivcsw as f64 / kop,
         cpu_ns_per_op: m.usage.cpu_ns as f64 / ops,
+        cpus_busy: if m.elapsed_s > 0.0 {
+            m.usage.cpu_ns as f64 / 1e9 / m.elapsed_s
+        } else {
+            0.0
+        },
         bound_kops: 0.0,
         efficiency: 0.0,
         events_per_kop: m
@@ -330,7 +387,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
         )?;
         writeln!(
             out,
-            "{:>4}  {:<38} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>25}  {:>7} {:>7} {:>7}",
+            "{:>4}  {:<38} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>25}  {:>7} {:>7} {:>7} {:>5}",
             "thr",
             "lock",
             "kops/s",
@@ -341,7 +398,8 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
             "wait µs p50/p99/p99.9/max",
             "vcs/kop",
             "ics/kop",
-            "cpu ns/op"
+            "cpu ns/op",
+            "cpus"
         )?;
         let mut block: Vec<&CellResult> = cells
             .iter()
@@ -376,7 +434,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
             }
             writeln!(
                 out,
-                "{:>4}  {:<38} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0}{}{}",
+                "{:>4}  {:<38} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0} {:>5.2}{}{}",
                 c.threads,
                 name,
                 fmt_kops(c.kops),
@@ -397,6 +455,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
                 c.vcsw_per_kop,
                 c.ivcsw_per_kop,
                 c.cpu_ns_per_op,
+                c.cpus_busy,
                 if c.starved { "  STARVED" } else { "" },
                 extra
             )?;
@@ -405,7 +464,8 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
     writeln!(
         out,
         "\neff = kops/s ÷ bound; bound = best 1-thread kops/s of the cell × 1/((1-r) + r/p), \
-         r = read fraction, p = min(threads, {} CPUs). STARVED: max ops/thread > 2 × min.",
+         r = read fraction, p = min(threads, {} CPUs). STARVED: max ops/thread > 2 × min. \
+         cpus = CPU time of the workers ÷ the measured window.",
         online_cpus()
     )?;
     Ok(())

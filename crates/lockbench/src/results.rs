@@ -49,6 +49,9 @@ pub struct CellResult {
     pub ivcsw_per_kop: f64,
     /// User + system CPU time per operation, nanoseconds.
     pub cpu_ns_per_op: f64,
+    /// CPUs kept busy: the workers' CPU time ÷ the measured window (an idle CPU shows here).
+    #[serde(default)]
+    pub cpus_busy: f64,
     /// Best single-thread kops/s of this cell config × allowed parallelism.
     pub bound_kops: f64,
     /// kops / bound_kops.
@@ -172,6 +175,12 @@ pub struct Report {
     /// no 1-thread run in the matrix).
     #[serde(default)]
     pub calibration: Vec<Calibration>,
+    /// Interleaved repeats per cell (the cells report their median).
+    #[serde(default)]
+    pub repeats: usize,
+    /// kslock against the best peer, per lock family (rebuilt from `cells` on every write).
+    #[serde(default)]
+    pub scoreboard: crate::scoreboard::Scoreboard,
 }
 
 /// Best single-thread throughput of one cell config.
@@ -194,7 +203,14 @@ impl Report {
             env: Env::capture(),
             cells: Vec::new(),
             calibration: Vec::new(),
+            repeats: 1,
+            scoreboard: Default::default(),
         }
+    }
+
+    /// Recomputes the scoreboard from the cells.
+    pub fn update_scoreboard(&mut self) {
+        self.scoreboard = crate::scoreboard::Scoreboard::of(&self.cells);
     }
 
     pub fn to_json(&self) -> String {
@@ -245,6 +261,7 @@ pub struct CsvRow {
     pub vcsw_per_kop: f64,
     pub ivcsw_per_kop: f64,
     pub cpu_ns_per_op: f64,
+    pub cpus_busy: f64,
     pub bound_kops: f64,
     pub efficiency: f64,
     pub events_per_kop: String,
@@ -280,6 +297,7 @@ impl From<&CellResult> for CsvRow {
             vcsw_per_kop: c.vcsw_per_kop,
             ivcsw_per_kop: c.ivcsw_per_kop,
             cpu_ns_per_op: c.cpu_ns_per_op,
+            cpus_busy: c.cpus_busy,
             bound_kops: c.bound_kops,
             efficiency: c.efficiency,
             events_per_kop: c
@@ -348,6 +366,7 @@ fn dummy_cell() -> CellResult {
         vcsw_per_kop: 0.0,
         ivcsw_per_kop: 0.0,
         cpu_ns_per_op: 0.0,
+        cpus_busy: 0.0,
         bound_kops: 0.0,
         efficiency: 0.0,
         events_per_kop: BTreeMap::new(),

@@ -275,6 +275,16 @@ struct WorkerOut {
     events: u64,
 }
 
+/// kslock's lock event counters (empty unless built with feature `lock-events`). They are
+/// process-wide: the window between the two snapshots also counts the other locks' events,
+/// but a cell runs one lock.
+fn lock_events() -> Vec<(&'static str, u64)> {
+    #[cfg(feature = "lock-events")]
+    return kslock::events::snapshot();
+    #[cfg(not(feature = "lock-events"))]
+    Vec::new()
+}
+
 /// How long workers may take to notice STOP before the run is declared hung.
 /// A correct lock releases every worker within a few scheduler time slices;
 /// a lost wakeup or deadlock never does.
@@ -421,9 +431,11 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         phase.store(MEASURE, Relaxed);
         let t0 = Instant::now();
         let c0 = snapshot();
+        let e0 = lock_events();
         sleep_watch(cfg.secs, &broken);
         let t1 = Instant::now();
         let c1 = snapshot();
+        let e1 = lock_events();
         phase.store(STOP, Relaxed);
         let deadline = Instant::now() + stop_grace(n);
         while finished.load(Relaxed) < n {
@@ -458,12 +470,25 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         if panicked {
             return Err("a worker thread panicked inside the lock under test".to_string());
         }
+        if std::env::var("LOCKBENCH_DUMP_THREADS").is_ok() {
+            eprintln!("per-thread ops: {:?}", m.per_thread);
+            eprintln!(
+                "c0[0..3] {:?} c1[0..3] {:?}",
+                &c0[..3.min(c0.len())],
+                &c1[..3.min(c1.len())]
+            );
+        }
         if let Some(e) = first_error.lock().unwrap().take() {
             return Err(e);
         }
         m.wait = hist.summary();
         if let Some(name) = W::EVENT {
             m.events.insert(name.to_string(), events);
+        }
+        for ((name, a), (_, b)) in e0.into_iter().zip(e1) {
+            if b > a {
+                m.events.insert(name.to_string(), b - a);
+            }
         }
         Ok(m)
     })

@@ -326,7 +326,8 @@ pub fn run(a: &SeedArgs, out: &mut dyn Write) -> Result<(), String> {
         .iter()
         .filter(|s| runnable(s))
         .flat_map(|s| s.groups.iter().map(Group::cells))
-        .sum();
+        .sum::<usize>()
+        * t.repeat.max(1);
     let mut session = Session::new("seeds", Sink::new(a.run.out.clone())?, total);
     let io = |e: std::io::Error| e.to_string();
     for s in chosen {

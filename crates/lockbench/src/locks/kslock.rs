@@ -1,7 +1,7 @@
 //! Adapters for kslock's own locks: every kslock type the benchmark knows is
 //! in this one file.
 //!
-//! * feature `kslock`: `kslock::RawMutex<P>` (default policy and `PackedOsq`).
+//! * feature `kslock`: `kslock::RawMutex<P>` (default policy, `PackedOsq`, `KernelHandoff`).
 //! * feature `kslock-rwsem`: `kslock::RawRwSem<P>` and its policy variants.
 //!
 //! Locking goes through the `lock_api` raw traits, the seed S3 path through
@@ -23,6 +23,12 @@ pub fn entries() -> Vec<LockInfo> {
             KsMutex<kslock::policy::PackedOsq>,
             true,
             "kslock::RawMutex<PackedOsq> (seed S1 A side)"
+        ),
+        entry!(
+            "kslock-mutex-kernel-handoff",
+            KsMutex<kslock::policy::KernelHandoff>,
+            true,
+            "kslock::RawMutex<KernelHandoff>: handoff after one lost race, no fairness window"
         ),
     ];
     #[cfg(feature = "kslock-rwsem")]

@@ -1,0 +1,353 @@
+//! The scoreboard: how kslock's locks compare with the best peer, per lock family.
+//!
+//! A *family* is one kslock lock in one workload at one read mix (the default run has three:
+//! the mutex at 0% reads, the rwsem at 50% and at 90%). For every cell of the family with at
+//! least 2 threads and a peer, the *best peer* is the peer with the highest kops/s in that
+//! cell (same run, median of the interleaved repeats), and the cell's score is
+//! kslock kops/s ÷ best peer kops/s. The scoreboard reports, per family:
+//!
+//! * the geometric mean of the scores at threads ≥ 2 and at threads ≥ 8, the worst cell and the
+//!   cells won (score ≥ 1.0);
+//! * STARVED cells (max/min per-thread operations > 2) at threads ≥ 8, kslock's and the peers';
+//! * the worst p99.9 acquisition wait of kslock's cells (and of the peers' at the same thread
+//!   count);
+//! * CPU time per operation against the best peer's (geometric mean and worst), and the CPUs
+//!   each kept busy.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::results::CellResult;
+
+/// Serde for ratios that may be undefined (NaN: no cell to average): `null` in JSON.
+mod nan_null {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+}
+
+/// One cell of a family.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScoreCell {
+    pub threads: usize,
+    pub cs_load: u32,
+    pub outside_load: u32,
+    pub kops: f64,
+    pub best_peer: String,
+    pub peer_kops: f64,
+    /// kops ÷ peer_kops.
+    #[serde(with = "nan_null")]
+    pub score: f64,
+    pub starved: bool,
+    pub wait_p999_ns: u64,
+    /// kslock's CPU ns/op ÷ the best peer's.
+    #[serde(with = "nan_null")]
+    pub cpu_ratio: f64,
+    pub cpus_busy: f64,
+    pub peer_cpus_busy: f64,
+}
+
+/// One family's summary (module doc).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Family {
+    pub workload: String,
+    pub read_pct: u32,
+    pub lock: String,
+    pub peers: Vec<String>,
+    pub cells: Vec<ScoreCell>,
+    #[serde(with = "nan_null")]
+    pub geomean_2: f64,
+    #[serde(with = "nan_null")]
+    pub geomean_8: f64,
+    pub worst: Option<ScoreCell>,
+    pub won: usize,
+    pub compared: usize,
+    /// kslock cells at threads ≥ 8 that are STARVED, of `starved_checked`.
+    pub starved: usize,
+    pub starved_checked: usize,
+    /// Peer cells at threads ≥ 8 that are STARVED, of `peer_starved_checked`.
+    pub peer_starved: usize,
+    pub peer_starved_checked: usize,
+    /// kslock's worst p99.9 wait (any thread count) and where.
+    pub worst_p999_ns: u64,
+    pub worst_p999_threads: usize,
+    pub worst_p999_cs: u32,
+    #[serde(with = "nan_null")]
+    pub cpu_ratio_geomean: f64,
+    #[serde(with = "nan_null")]
+    pub cpu_ratio_worst: f64,
+}
+
+/// Every family of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scoreboard {
+    pub families: Vec<Family>,
+}
+
+/// Geometric mean of the finite positive values (NaN if none).
+pub fn geomean(v: impl Iterator<Item = f64>) -> f64 {
+    let (mut s, mut n) = (0.0, 0);
+    for x in v.filter(|x| x.is_finite() && *x > 0.0) {
+        s += x.ln();
+        n += 1;
+    }
+    if n == 0 {
+        f64::NAN
+    } else {
+        (s / n as f64).exp()
+    }
+}
+
+impl Scoreboard {
+    /// Builds the scoreboard of `cells` (any run; families without a peer are skipped).
+    pub fn of(cells: &[CellResult]) -> Scoreboard {
+        let keys: BTreeSet<(String, String, u32, String)> = cells
+            .iter()
+            .filter(|c| c.ours)
+            .map(|c| {
+                (
+                    c.workload.clone(),
+                    c.kind.clone(),
+                    c.read_pct,
+                    c.lock.clone(),
+                )
+            })
+            .collect();
+        let families = keys
+            .into_iter()
+            .filter_map(|(w, kind, read, lock)| family(cells, &w, &kind, read, &lock))
+            .collect();
+        Scoreboard { families }
+    }
+
+    /// The human summary printed after the table.
+    pub fn to_text(&self, repeats: usize) -> String {
+        let mut s = String::new();
+        if self.families.is_empty() {
+            return s;
+        }
+        let _ = writeln!(
+            s,
+            "\n== scoreboard: kslock ÷ best peer in the same cell (median of {repeats} interleaved repeat{}) ==",
+            if repeats == 1 { "" } else { "s" }
+        );
+        for f in &self.families {
+            let _ = writeln!(
+                s,
+                "\n{} ({}, {}% reads) vs {}",
+                f.lock,
+                f.workload,
+                f.read_pct,
+                f.peers.join(", ")
+            );
+            let mut threads: Vec<usize> = f.cells.iter().map(|c| c.threads).collect();
+            threads.sort_unstable();
+            threads.dedup();
+            let mut rows: Vec<(u32, u32)> = f
+                .cells
+                .iter()
+                .map(|c| (c.cs_load, c.outside_load))
+                .collect();
+            rows.sort_unstable();
+            rows.dedup();
+            let _ = write!(s, "  {:<14}", "cs/out \\ thr");
+            for t in &threads {
+                let _ = write!(s, " {t:>8}");
+            }
+            let _ = writeln!(s);
+            for (cs, out) in &rows {
+                let _ = write!(s, "  {:<14}", format!("{cs}/{out}"));
+                for t in &threads {
+                    let v = f
+                        .cells
+                        .iter()
+                        .find(|c| c.threads == *t && c.cs_load == *cs && c.outside_load == *out)
+                        .map_or("-".to_string(), |c| {
+                            format!("{:.2}x{}", c.score, if c.starved { "!" } else { "" })
+                        });
+                    let _ = write!(s, " {v:>8}");
+                }
+                let _ = writeln!(s);
+            }
+            let worst = f.worst.as_ref().map_or("-".to_string(), |w| {
+                format!(
+                    "{:.2}x ({} thr, cs {}, out {}, vs {})",
+                    w.score, w.threads, w.cs_load, w.outside_load, w.best_peer
+                )
+            });
+            let _ = writeln!(
+                s,
+                "  geo-mean {:.2}x (threads ≥ 2), {:.2}x (threads ≥ 8); worst {worst}; won {}/{}",
+                f.geomean_2, f.geomean_8, f.won, f.compared
+            );
+            let _ = writeln!(
+                s,
+                "  STARVED at 8+ threads: kslock {}/{}, peers {}/{}; worst p99.9 wait {:.2} ms ({} thr, cs {})",
+                f.starved,
+                f.starved_checked,
+                f.peer_starved,
+                f.peer_starved_checked,
+                f.worst_p999_ns as f64 / 1e6,
+                f.worst_p999_threads,
+                f.worst_p999_cs
+            );
+            let busy = |v: &mut dyn Iterator<Item = f64>| {
+                let v: Vec<f64> = v.collect();
+                v.iter().sum::<f64>() / v.len().max(1) as f64
+            };
+            let _ = writeln!(
+                s,
+                "  CPU ns/op ÷ best peer's: geo-mean {:.2}x, worst {:.2}x; CPUs busy (mean of cells) kslock {:.2}, best peer {:.2}",
+                f.cpu_ratio_geomean,
+                f.cpu_ratio_worst,
+                busy(&mut f.cells.iter().map(|c| c.cpus_busy)),
+                busy(&mut f.cells.iter().map(|c| c.peer_cpus_busy)),
+            );
+        }
+        s.push_str("  (! = STARVED: max ops/thread > 2 × min)\n");
+        s
+    }
+}
+
+fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> Option<Family> {
+    let in_family = |c: &&CellResult| c.workload == w && c.kind == kind && c.read_pct == read;
+    let peers: BTreeSet<String> = cells
+        .iter()
+        .filter(in_family)
+        .filter(|c| !c.ours)
+        .map(|c| c.lock.clone())
+        .collect();
+    if peers.is_empty() {
+        return None;
+    }
+    let mut fam = Family {
+        workload: w.to_string(),
+        read_pct: read,
+        lock: lock.to_string(),
+        peers: peers.into_iter().collect(),
+        cells: Vec::new(),
+        geomean_2: f64::NAN,
+        geomean_8: f64::NAN,
+        worst: None,
+        won: 0,
+        compared: 0,
+        starved: 0,
+        starved_checked: 0,
+        peer_starved: 0,
+        peer_starved_checked: 0,
+        worst_p999_ns: 0,
+        worst_p999_threads: 0,
+        worst_p999_cs: 0,
+        cpu_ratio_geomean: f64::NAN,
+        cpu_ratio_worst: f64::NAN,
+    };
+    for c in cells.iter().filter(in_family).filter(|c| c.lock == lock) {
+        if c.wait_p999_ns > fam.worst_p999_ns {
+            fam.worst_p999_ns = c.wait_p999_ns;
+            fam.worst_p999_threads = c.threads;
+            fam.worst_p999_cs = c.cs_load;
+        }
+        let same: Vec<&CellResult> = cells
+            .iter()
+            .filter(|o| !o.ours && o.kind == kind && o.cell_key() == c.cell_key())
+            .collect();
+        if c.threads >= 8 {
+            fam.starved_checked += 1;
+            fam.starved += usize::from(c.starved);
+            fam.peer_starved_checked += same.len();
+            fam.peer_starved += same.iter().filter(|o| o.starved).count();
+        }
+        let Some(best) = same.iter().max_by(|a, b| a.kops.total_cmp(&b.kops)) else {
+            continue;
+        };
+        if c.threads < 2 || best.kops <= 0.0 {
+            continue;
+        }
+        fam.cells.push(ScoreCell {
+            threads: c.threads,
+            cs_load: c.cs_load,
+            outside_load: c.outside_load,
+            kops: c.kops,
+            best_peer: best.lock.clone(),
+            peer_kops: best.kops,
+            score: c.kops / best.kops,
+            starved: c.starved,
+            wait_p999_ns: c.wait_p999_ns,
+            cpu_ratio: if best.cpu_ns_per_op > 0.0 {
+                c.cpu_ns_per_op / best.cpu_ns_per_op
+            } else {
+                f64::NAN
+            },
+            cpus_busy: c.cpus_busy,
+            peer_cpus_busy: best.cpus_busy,
+        });
+    }
+    if fam.cells.is_empty() {
+        return None;
+    }
+    fam.geomean_2 = geomean(fam.cells.iter().map(|c| c.score));
+    fam.geomean_8 = geomean(fam.cells.iter().filter(|c| c.threads >= 8).map(|c| c.score));
+    fam.worst = fam
+        .cells
+        .iter()
+        .min_by(|a, b| a.score.total_cmp(&b.score))
+        .cloned();
+    fam.compared = fam.cells.len();
+    fam.won = fam.cells.iter().filter(|c| c.score >= 1.0).count();
+    fam.cpu_ratio_geomean = geomean(fam.cells.iter().map(|c| c.cpu_ratio));
+    fam.cpu_ratio_worst = fam
+        .cells
+        .iter()
+        .map(|c| c.cpu_ratio)
+        .filter(|r| r.is_finite())
+        .fold(f64::NAN, f64::max);
+    Some(fam)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::tests::sample_cell;
+
+    #[test]
+    fn scores_against_the_best_peer() {
+        let mut cells = vec![
+            sample_cell("kslock-mutex", 2, 300.0),
+            sample_cell("std-mutex", 2, 100.0),
+            sample_cell("pthread-mutex", 2, 150.0),
+            sample_cell("kslock-mutex", 8, 50.0),
+            sample_cell("std-mutex", 8, 100.0),
+            sample_cell("kslock-mutex", 1, 10.0),
+            sample_cell("std-mutex", 1, 20.0),
+        ];
+        cells[3].starved = true;
+        cells[3].wait_p999_ns = 9_000_000;
+        let sb = Scoreboard::of(&cells);
+        assert_eq!(sb.families.len(), 1);
+        let f = &sb.families[0];
+        assert_eq!(f.compared, 2, "1-thread cells are not scored");
+        assert_eq!(f.won, 1);
+        assert!((f.geomean_2 - 1.0).abs() < 1e-12, "sqrt(2 × 0.5)");
+        assert!((f.geomean_8 - 0.5).abs() < 1e-12);
+        let w = f.worst.as_ref().unwrap();
+        assert_eq!((w.threads, w.best_peer.as_str()), (8, "std-mutex"));
+        assert_eq!((f.starved, f.starved_checked), (1, 1));
+        assert_eq!(f.worst_p999_ns, 9_000_000);
+        assert_eq!(f.cells[0].best_peer, "pthread-mutex");
+        let t = sb.to_text(3);
+        assert!(t.contains("0.50x!"), "{t}");
+        assert!(t.contains("won 1/2"), "{t}");
+    }
+}
