@@ -7,6 +7,7 @@
 //! | `baton` | the handing-off unlocker wakes the next head before the grant | [`crate::mutex`] `hand_off` |
 //! | `pickup_yield` | the new owner yields once after picking up a handover | [`crate::mutex`] `picked_up` |
 //! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
+//! | `appointed_sleep` | a head appointed by a handover sleeps on its window without racing the new owner for the lock | [`crate::mutex`] `wait_in_queue` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 
@@ -17,12 +18,14 @@ pub(crate) enum Mech {
     Baton = 1 << 0,
     PickupYield = 1 << 1,
     SkipSpin = 1 << 2,
+    AppointedSleep = 1 << 3,
 }
 
-const NAMES: [(&str, Mech); 3] = [
+const NAMES: [(&str, Mech); 4] = [
     ("baton", Mech::Baton),
     ("pickup_yield", Mech::PickupYield),
     ("skip_spin", Mech::SkipSpin),
+    ("appointed_sleep", Mech::AppointedSleep),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

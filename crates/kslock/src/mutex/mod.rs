@@ -78,6 +78,29 @@
 //! turn on: it arms `WAKE_HEAD` for the new head if the lock is held, or wakes it if it is free
 //! (issue 8, defect 1).
 //!
+//! # Ablation (`KSLOCK_OFF`, [`crate::ablate`])
+//!
+//! Each switch A/B on the 2-vCPU development VM, kslock's mutex alone per process (the switch
+//! is per process), `KSLOCK_OFF=<name> lockbench matrix --locks kslock-mutex --threads T
+//! --cs-load C --secs 1 --warmup 0.2`, two runs each, interleaved with the default; kops/s
+//! and per-thread max/min operations ("on" is the default):
+//!
+//! | switch | cell (threads, CS load) | on | off | on ÷ off | what it buys |
+//! |---|---|---|---|---|---|
+//! | `baton` | 96, 100 | 301, 309 (max/min 1.9, 2.7) | 376, 371 (19, 16) | 0.82× | fairness: the next head runs where the old owner leaves a CPU |
+//! | `baton` | 32, 20 | 1586, 1534 (1.4, 1.6) | 1867, 1880 (4.9, 4.0) | 0.83× | as above |
+//! | `pickup_yield` | 96, 100 | 301, 309 (1.9, 2.7) | 367, 370 (13, 12) | 0.83× | as above |
+//! | `pickup_yield` | 32, 20 | 1586, 1534 (1.4, 1.6) | 1870, 1859 (4.2, 6.6) | 0.83× | as above |
+//! | `skip_spin` | 96, 100 | 301, 309 (1.9, 2.7) | 303, 318 (4.0, 1.9) | 0.98× | less CPU per window, within noise |
+//! | `appointed_sleep` | 96, 1 | 29040, 28804 (8.3, 9.6) | 30843, 30931 (18, 28) | 0.94× | the rotation is not bypassed by the new head stealing |
+//! | `appointed_sleep` | 96, 20 | 1641, 1612 (2.3, 1.6) | 1564, 1536 (2.1, 3.5) | 1.05× | as above |
+//! | `appointed_sleep` | 96, 100 | 322, 324 (3.2, 3.5) | 302, 319 (3.4, 3.8) | 1.04× | as above |
+//!
+//! (`baton`, `pickup_yield`, `skip_spin` measured on 8837c79, before `appointed_sleep`.) The
+//! first two trade about 17% of the throughput of oversubscribed cells for the fairness bound:
+//! without them a handover's next head waits behind a running thread for a scheduler slice,
+//! and the windows of the threads that run lengthen.
+//!
 //! # Memory orderings
 //!
 //! * The lock CASes (fast path, `try_acquire`, the head's pick-up) are Acquire and pair with

@@ -183,6 +183,10 @@ impl<P: MutexPolicy> RawMutex<P> {
         // Woken by an unlock (a token) and then failed to get the lock: someone barged. Also
         // set for a head appointed by a handover: the lock is rotating.
         let mut lost = false;
+        // Made head by a handover, and its window not yet due: the new owner's window has just
+        // begun, so racing it for the lock (a spinning head steals it at the owner's next
+        // unlock) would end that window early and bypass the rotation.
+        let mut appointed = false;
         let mut seen_head = false;
         let acquired = loop {
             // wait_lock held here.
@@ -199,6 +203,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                     // A handover made us head (`hand_off`): the lock rotates among waiters;
                     // sleep on the window, not until the next unlock.
                     lost = true;
+                    appointed = ablate::on(Mech::AppointedSleep);
                 }
             }
             let due = head && self.due(w, lost);
@@ -213,7 +218,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             let mut park_until = deadline;
             if head {
-                if due || lost {
+                if due || (lost && !appointed) {
                     // Due: HANDOFF is asked; wait awake for the handover. Lost: the lock is busy
                     // but may free up soon; try for a moment before sleeping on the window.
                     self.wait_lock.unlock(me);
