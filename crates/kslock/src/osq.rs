@@ -342,6 +342,20 @@ mod loom_tests {
     use loom::sync::atomic::AtomicUsize;
     use loom::sync::Arc;
 
+    /// The queue, the count of heads inside, the spin statistics.
+    type Q = (Osq, AtomicUsize, SpinStats);
+
+    /// One spinner: join, and as head check it is the only one, then release.
+    fn spin_once(q: &Q, layout: OsqLayout) {
+        let me = current();
+        let mut spin = Spin::new(&q.2, me);
+        if q.0.lock(me, layout, &mut spin) {
+            assert_eq!(q.1.fetch_add(1, Relaxed), 0, "two OSQ heads");
+            q.1.fetch_sub(1, Relaxed);
+            q.0.unlock(me, layout, &q.2);
+        }
+    }
+
     /// Three spinners join, possibly abandon (each `Spin` lasts 3 steps under loom, so step A/B/C
     /// unqueues happen), and release: at most one head at a time, and the queue ends empty.
     ///
@@ -361,15 +375,7 @@ mod loom_tests {
         b.check(move || {
             n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let q = Arc::new((Osq::new(), AtomicUsize::new(0), SpinStats::new()));
-            let run = move |q: Arc<(Osq, AtomicUsize, SpinStats)>| {
-                let me = current();
-                let mut spin = Spin::new(&q.2, me);
-                if q.0.lock(me, layout, &mut spin) {
-                    assert_eq!(q.1.fetch_add(1, Relaxed), 0, "two OSQ heads");
-                    q.1.fetch_sub(1, Relaxed);
-                    q.0.unlock(me, layout, &q.2);
-                }
-            };
+            let run = move |q: Arc<Q>| spin_once(&q, layout);
             let hs: Vec<_> = (0..2)
                 .map(|_| {
                     let q = q.clone();
@@ -400,18 +406,9 @@ mod loom_tests {
     fn two(layout: OsqLayout) {
         loom::model(move || {
             let q = Arc::new((Osq::new(), AtomicUsize::new(0), SpinStats::new()));
-            let run = move |q: &(Osq, AtomicUsize, SpinStats)| {
-                let me = current();
-                let mut spin = Spin::new(&q.2, me);
-                if q.0.lock(me, layout, &mut spin) {
-                    assert_eq!(q.1.fetch_add(1, Relaxed), 0, "two OSQ heads");
-                    q.1.fetch_sub(1, Relaxed);
-                    q.0.unlock(me, layout, &q.2);
-                }
-            };
             let q2 = q.clone();
-            let h = loom::thread::spawn(move || run(&q2));
-            run(&q);
+            let h = loom::thread::spawn(move || spin_once(&q2, layout));
+            spin_once(&q, layout);
             h.join().unwrap();
             assert_eq!(q.0.tail.load(Relaxed), 0, "queue not empty at the end");
         });

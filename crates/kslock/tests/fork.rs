@@ -48,6 +48,20 @@ fn wait_for(what: &str, f: impl Fn() -> bool) {
 }
 
 /// Threads in the child contend on `m` and every acquisition is counted exactly once.
+/// `n` threads that each lock and unlock `m` once.
+fn lock_unlock_threads(m: &Arc<RawMutex>, n: usize) -> Vec<std::thread::JoinHandle<()>> {
+    (0..n)
+        .map(|_| {
+            let m = m.clone();
+            std::thread::spawn(move || {
+                m.lock();
+                // SAFETY: held.
+                unsafe { m.unlock() };
+            })
+        })
+        .collect()
+}
+
 fn child_contends(m: &Arc<RawMutex>) -> bool {
     let n = Arc::new(AtomicU64::new(0));
     let hs: Vec<_> = (0..3)
@@ -71,16 +85,7 @@ fn a_mutex_the_forking_thread_held_with_parent_waiters_works_in_the_child() {
     for fair in [true, false] {
         let m = Arc::new(RawMutex::new());
         m.lock();
-        let waiters: Vec<_> = (0..3)
-            .map(|_| {
-                let m = m.clone();
-                std::thread::spawn(move || {
-                    m.lock();
-                    // SAFETY: held.
-                    unsafe { m.unlock() };
-                })
-            })
-            .collect();
+        let waiters = lock_unlock_threads(&m, 3);
         wait_for("waiters queued", || m.has_waiters());
         std::thread::sleep(Duration::from_millis(5));
         // Defect 6: `unlock_fair` handed the lock to a waiter that exists only in the parent.
@@ -270,16 +275,7 @@ fn a_child_can_start_many_threads() {
         .collect();
     in_child("threads in the child", || {
         let m: Arc<RawMutex> = Arc::new(RawMutex::new());
-        let hs: Vec<_> = (0..100)
-            .map(|_| {
-                let m = m.clone();
-                std::thread::spawn(move || {
-                    m.lock();
-                    // SAFETY: held.
-                    unsafe { m.unlock() };
-                })
-            })
-            .collect();
+        let hs = lock_unlock_threads(&m, 100);
         hs.into_iter().all(|h| h.join().is_ok())
     });
     for h in keep {

@@ -88,13 +88,10 @@ fn many_timed_waiters_cancel_without_losing_the_untimed_one() {
     }
 }
 
-#[test]
-fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
-    let _serial = heavy();
-    let m = Arc::new(RawMutex::<kslock::policy::DefaultPolicy>::new());
-    // A running owner that releases within 2 µs: a lone try_lock_spin (no other spinner, so the
-    // OSQ admits it) succeeds, where try_lock would fail. The owner waits for each attempt
-    // before it locks again, so it never competes for the lock or the spinner slot itself.
+/// 200 holds of 2 µs by a running owner, each met by one `try_lock_spin`: (wins, tries). The
+/// owner waits for each attempt before it locks again, so it never competes for the lock or
+/// the spinner slot itself.
+fn spin_against_running_owner(m: &Arc<RawMutex>) -> (usize, usize) {
     let m2 = m.clone();
     let held = Arc::new(AtomicBool::new(false));
     let attempts = Arc::new(AtomicUsize::new(0));
@@ -132,17 +129,36 @@ fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
         }
     }
     h.join().unwrap();
-    assert!(tries > 20, "the trier saw too few holds: {tries}");
+    (spin_ok, tries)
+}
+
+#[test]
+fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
+    let _serial = heavy();
+    let m = Arc::new(RawMutex::<kslock::policy::DefaultPolicy>::new());
+    // A running owner that releases within 2 µs: a lone try_lock_spin (no other spinner, so the
+    // OSQ admits it) succeeds, where try_lock would fail.
+    //
     // try_lock wins about 1 in 200 of these (it only wins when the hold happens to end between
     // the trier's check of `held` and its CAS); a spin that waits for the running owner wins
-    // most. Require 1 in 5, which no try_lock reaches and a debug build on a loaded 2-CPU
-    // machine keeps. Chaos builds delay the spinner on purpose: no ratio there.
-    if !cfg!(kslock_chaos) {
-        assert!(
-            spin_ok * 5 >= tries,
-            "try_lock_spin should win against a running 2 µs hold: {spin_ok}/{tries}"
-        );
+    // most. Require 1 in 5 in one of three rounds of 200 holds: no try_lock reaches it, and a
+    // neighbour that takes a CPU for one round (the owner and the trier then share a CPU, and
+    // the trier rightly stops spinning) does not fail the test. Chaos builds delay the spinner
+    // on purpose: no ratio there.
+    let mut results = Vec::new();
+    for _ in 0..3 {
+        let (spin_ok, tries) = spin_against_running_owner(&m);
+        assert!(tries > 20, "the trier saw too few holds: {tries}");
+        results.push((spin_ok, tries));
+        if cfg!(kslock_chaos) || spin_ok * 5 >= tries {
+            break;
+        }
     }
+    let (spin_ok, tries) = *results.last().unwrap();
+    assert!(
+        cfg!(kslock_chaos) || spin_ok * 5 >= tries,
+        "try_lock_spin should win against a running 2 µs hold: (wins, tries) per round {results:?}"
+    );
 
     // A sleeping owner: try_lock_spin fails promptly (the owner is not running).
     let m3 = m.clone();
