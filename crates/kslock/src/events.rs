@@ -55,6 +55,32 @@ events! {
     mutex_windows,
     /// µs of those windows (sum; ÷ mutex_windows = mean window).
     mutex_window_us,
+    /// The rwsem read fast path failed.
+    rwsem_read_slow,
+    /// A blocked reader's spin on the count took the read lock.
+    rwsem_read_spin_acquired,
+    /// A reader queued.
+    rwsem_read_queued,
+    /// A queued reader slept (its grant spin ended without a grant).
+    rwsem_read_sleep,
+    /// The rwsem write fast path failed.
+    rwsem_write_slow,
+    /// A writer's optimistic spin took the lock.
+    rwsem_write_spin_acquired,
+    /// A spinning writer raised WRITER_WANT.
+    rwsem_want_set,
+    /// A spinning writer gave WRITER_WANT up without the lock.
+    rwsem_want_dropped,
+    /// A writer queued.
+    rwsem_write_queued,
+    /// A queued writer slept.
+    rwsem_write_sleep,
+    /// A queued writer raised HANDOFF.
+    rwsem_handoff_set,
+    /// The rwsem wake path ran (an unlock or give-up found waiters).
+    rwsem_wake,
+    /// Readers granted by a wake (sum).
+    rwsem_readers_granted,
 }
 
 /// Adds `n` to `e` (nothing without feature `lock-events`).

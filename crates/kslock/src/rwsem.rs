@@ -1,8 +1,10 @@
-//! The kernel rw-semaphore (kernel-locks.md A): one atomic add to read-lock, one CAS to
-//! write-lock; writers spin through the OSQ while a writer owner runs and for a bounded time on
-//! reader owners; readers steal the lock when that cannot starve a sleeping writer and are
-//! otherwise woken in bulk (up to 256 per wake, also those queued behind writers); the head
-//! waiter reserves the lock (HANDOFF) after [`RwSemPolicy::HANDOFF_NS`] (≈ 4 ms) of waiting.
+//! The kernel rw-semaphore (kernel-locks.md A) for user space: one atomic add to read-lock,
+//! one CAS to write-lock; writers spin through the OSQ while a writer owner runs and for a
+//! bounded time on reader owners, keeping new readers out meanwhile (`WRITER_WANT`); blocked
+//! readers wait out a writer phase on the count word before they queue and are woken in bulk
+//! (up to 256 per wake, also those queued behind writers); the head writer reserves the lock
+//! (HANDOFF) against readers while it is awake, and against writers after
+//! [`RwSemPolicy::HANDOFF_NS`] (≈ 4 ms) of waiting.
 //!
 //! # `count` (64 bits)
 //!
@@ -12,7 +14,8 @@
 //! | 1 | `WAITERS` | the wait list is non-empty (unlock must wake) | set and cleared **only under the wait_lock**, in the same RMW as the list change's count effect |
 //! | 2 | `HANDOFF` | the lock is reserved for the head waiter: no fast-path reader, stealing reader, spinning or non-first writer may take it | set **only under the wait_lock** (a writer past its timeout in `try_write_lock`; `mark_wake` when a writer stole the lock from a head reader past its timeout); cleared only under the wait_lock (the head takes the lock, readers are granted, or the list empties) |
 //! | 3 | `WOKEN` | a wakeup of the head **writer** is in flight: unlocks skip `rwsem_wake` (no wait_lock, no second wake); not a kernel bit (Go's `mutexWoken`, kslock's mutex `WOKEN`) | set under the wait_lock by `mark_wake` when it queues the head writer's wakeup | cleared under the wait_lock by a queued writer before each retry, and when a waiter leaves the list |
-//! | 4–7 | — | reserved (0) | — |
+//! | 4 | `WRITER_WANT` | a running writer (the OSQ holder) waits for the readers to drain: no fast-path, spinning or granted reader joins; not a kernel bit (parking_lot's writer bit set while readers drain plays this part) | the OSQ-holding writer, when it finds the lock held by readers only (RMW) | the same writer: in the CAS that takes the lock, or when its spin ends without it (`drop_want`, which then wakes the waiters an unlock of its own would have woken) |
+//! | 5–7 | — | reserved (0) | — |
 //! | 8–62 | readers | reader count, `READER_BIAS` = 1 << 8 | any reader (add/sub), `mark_wake` (adds the biases of granted readers) |
 //! | 63 | `READ_FAIL` | overflow guard: never set in a valid state (it would take 2^55 read locks) | — (a reader that sees it takes its bias back and panics) |
 //!
@@ -36,19 +39,32 @@
 //! # Paths
 //!
 //! ```text
-//!  read:  fetch_add(+BIAS) ──no WRITER/WAITERS/HANDOFF/READ_FAIL──> held
-//!            └─> read_contended: [S4 spin] ─> steal (rules below) ─> queue: wait for a grant
+//!  read:  fetch_add(+BIAS) ──no WRITER/HANDOFF/WANT/READ_FAIL──> held
+//!            └─> read_contended: [S4 spin] ─> re-check ─> drop bias, spin on count
+//!                                ─> queue: spin on the grant ─> sleep until granted
 //!  write: CAS 0 -> WRITER_LOCKED ──> held
 //!            └─> write_contended: OSQ spin (writer owner runs / bounded on readers)
 //!                                 ─> queue: try_write_lock ─> [head+HANDOFF: spin] ─> sleep
 //!  unlock: sub ──WAITERS and lock now free (read) / WAITERS (write)──> wake (S0 policy)
 //! ```
 //!
-//! **Reader stealing** (slow path, bias already counted): if the lock is reader-owned, other
-//! readers hold it and no writer holds it, queue — a reader stream that kept the count above
-//! zero would never let a sleeping writer be woken. Otherwise, if neither `WRITER_LOCKED` nor
-//! `HANDOFF` is set, the reader holds the lock (its bias is in); if it is the only reader and
-//! waiters exist it wakes the queued readers to join it.
+//! **Readers and sleeping writers** (a user-space departure from the kernel): `WAITERS` does
+//! not keep readers out; only a writer that holds the lock or waits *awake* does (`WRITER_LOCKED`,
+//! `WRITER_WANT`, `HANDOFF`). The kernel sends every reader to the queue while anyone waits;
+//! with more threads than CPUs someone always waits, so readers slept behind writers that were
+//! themselves asleep, and the lock idled through both wakeups (issue 11: 1.1 of 2 CPUs busy at
+//! 32 threads, 90% reads). A sleeping writer costs readers nothing here; when it wakes it
+//! raises `HANDOFF` and the readers drain within one read section. Its wait stays bounded: it
+//! sleeps with its handoff timeout as a timer, and after `MAX_HANDOFF_DROPS` it keeps `HANDOFF`
+//! while asleep. If the fast path failed and a re-check finds nothing blocking, the reader holds
+//! the lock (its bias is in); if it is the only reader and waiters exist it wakes the queued
+//! readers to join it.
+//!
+//! **Blocked readers** (default policy, S4 `Off`) drop their bias and spin on `count` under the
+//! calibrated cap ([`crate::spin_cap_ns`], the cost of the sleep it replaces) while the writer
+//! that blocks them runs (the oracle) or waits awake for readers to drain, and join with a CAS
+//! as soon as nothing blocks readers. Only then do they queue, and a queued reader still polls
+//! its own grant word while such a writer runs before it sleeps.
 //!
 //! **Queueing** re-checks the count in the same RMW that removes the phantom bias and sets
 //! `WAITERS`: a free lock wakes the head, a reader-held lock lets a head reader join. This
@@ -58,13 +74,20 @@
 //! runs (the [`crate::spin`] oracle), on a 0 owner within the budget, and on a reader-owned lock
 //! for at most `R = cap × (20 + min(readers, 30)) / 50` — the kernel's `(10 + min(readers,30)/2)`
 //! µs with 25 µs scaled to the calibrated spin cap ([`crate::spin_cap_ns`], ≈ 20 µs on the
-//! development VM: 8–20 µs) — and never past the lock's adaptive budget (≤ cap), so the bound
-//! shrinks when reader holds keep outlasting it. When either expires while the lock is still
-//! reader-owned the writer sets `NONSPINNABLE`. With [`ReaderOwnedSpin::Never`] writers stop as
-//! soon as the lock is reader-held.
+//! development VM: 8–20 µs). While it spins on readers it holds `WRITER_WANT`, so no new reader
+//! joins and the wait is the longest remaining read section; that is why this phase is bounded
+//! by R alone and not by the lock's adaptive budget, which learns writer hold times (a budget
+//! shrunk below one read section failed every such spin: 2 threads, 90% reads, CS load 100 went
+//! from 0.6× to 1.1× parking_lot with this bound). When R expires while the lock is still
+//! reader-owned the writer sets `NONSPINNABLE` and gives `WRITER_WANT` up. With
+//! [`ReaderOwnedSpin::Never`] writers stop as soon as the lock is reader-held.
 //!
-//! **Writer waiting**: the head writer with `HANDOFF` set spins on the owner (first-waiter
-//! spinning, budgeted) and retries as soon as the lock looks free instead of sleeping. A writer
+//! **Writer waiting**: a head writer that finds the lock held by readers only raises `HANDOFF`
+//! at once (it is awake; the readers drain within one read section); against a writer owner it
+//! waits for its timeout, as the kernel does. With `HANDOFF` set it spins on the owner
+//! (first-waiter spinning, under the cap: `Spin::for_handover`) and retries as soon as the
+//! lock looks free instead of sleeping; before it sleeps it drops the reservation (at most
+//! `MAX_HANDOFF_DROPS` times per wait), so a sleeping writer never keeps readers out. A writer
 //! that has not yet reached its handoff timeout sleeps with that timeout as an extra deadline
 //! (user-space addition): when it fires, `try_write_lock` raises `HANDOFF`, so the starvation
 //! bound holds even under a stream of spinning readers (S4 `On`), which never let the count drop
@@ -117,6 +140,12 @@
 //!   the waker read `count` with Acquire first, so the previous writer's data is visible.
 //! * `WAITERS` is set with Relaxed RMWs: `count`'s modification order alone decides whether an
 //!   unlock RMW sees it or the enqueuer's subsequent count read sees the unlock.
+//! * `WRITER_WANT` is raised and dropped with Relaxed RMWs, for the same reason: a reader that
+//!   queued because of it did so with an RMW on `count` (the queueing re-check), so either that
+//!   RMW follows the drop and sees the bit clear (and grants itself), or the drop follows it and
+//!   sees `WAITERS` (and wakes). The writer takes the lock with an Acquire CAS that clears it.
+//! * A blocked reader's spin joins with an Acquire CAS, pairing with the Release of the unlock
+//!   that cleared what blocked it.
 //! * `owner` is a hint re-checked against `count`; it is read Relaxed even where the record it
 //!   names is then read by spinners (`is_parked`, `cpu`): an owner word holds a record *id*,
 //!   which [`writer_owner`] turns into a record through the pool's segment table (Release
@@ -150,6 +179,7 @@
 use core::marker::PhantomData;
 
 use crate::chaos::{self, Site};
+use crate::events::{self, Event as Ev};
 use crate::osq::Osq;
 use crate::policy::{DefaultPolicy, ReaderOwnedSpin, ReaderSpin, RwSemPolicy, WakePolicy};
 use crate::spin::{Spin, SpinStats, Stop};
@@ -174,6 +204,9 @@ const WAITERS: State = 1 << 1;
 const WOKEN: State = 1 << 3;
 /// The lock is reserved for the head waiter (wait_lock held to change).
 const HANDOFF: State = 1 << 2;
+/// A running writer holding the OSQ waits for the readers to drain: new readers stay out
+/// (owned by the OSQ holder: only it sets and clears the bit).
+const WRITER_WANT: State = 1 << 4;
 /// Reader count position.
 const READER_SHIFT: u32 = 8;
 /// One reader.
@@ -184,8 +217,11 @@ const READ_FAIL: State = 1 << 63;
 const READER_MASK: State = !(READER_BIAS - 1) & !READ_FAIL;
 /// Anybody (writer or readers, phantom biases included) holds the lock.
 const LOCK_MASK: State = WRITER_LOCKED | READER_MASK;
-/// Any of these sends a fast-path reader to the slow path.
-const READ_FAILED_MASK: State = WRITER_LOCKED | WAITERS | HANDOFF | READ_FAIL;
+/// Any of these sends a fast-path reader to the slow path. `WAITERS` is not one: a sleeping
+/// waiter does not keep running readers out (module doc, "Readers and sleeping writers").
+const READ_FAILED_MASK: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | READ_FAIL;
+/// A reader may not join while any of these is set (the fail mask without the guard).
+const READ_BLOCKED: State = WRITER_LOCKED | HANDOFF | WRITER_WANT;
 
 /// `owner`: readers own (or last owned) the lock.
 const OWNER_READER: u64 = 1 << 0;
@@ -390,24 +426,20 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// Unlocking a lock with no reader counted is detected and panics.
     #[inline]
     pub unsafe fn read_unlock(&self) {
-        // A CAS loop, not a fetch_sub: the misuse check reads before it writes, so a lock with
-        // no reader counted is never modified (module doc, "Misuse"). It retries only when the
-        // count changed under it.
-        let mut c = self.count.load(Relaxed);
-        loop {
-            if c & READER_MASK == 0 {
-                misuse("read_unlock of a lock that is not read-locked");
-            }
-            // Release pairs with the next writer's Acquire.
-            match self
-                .count
-                .compare_exchange_weak(c, c - READER_BIAS, Release, Relaxed)
-            {
-                Ok(_) => break,
-                Err(x) => c = x,
-            }
+        // Check before writing (module doc, "Misuse"): a lock with no reader counted is not
+        // modified. A load and one fetch_sub, not a CAS loop: under reader traffic a CAS loop
+        // retries on every other reader's add.
+        if self.count.load(Relaxed) & READER_MASK == 0 {
+            misuse("read_unlock of a lock that is not read-locked");
         }
-        self.after_reader_release(c - READER_BIAS);
+        // Release pairs with the next writer's Acquire.
+        let old = self.count.fetch_sub(READER_BIAS, Release);
+        if old & READER_MASK == 0 {
+            // Another misused unlock took the last bias between our check and our RMW.
+            self.count.fetch_add(READER_BIAS, Relaxed);
+            misuse("read_unlock of a lock that is not read-locked");
+        }
+        self.after_reader_release(old.wrapping_sub(READER_BIAS));
     }
 
     #[inline]
@@ -445,7 +477,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// waiters (also used for phantom biases, which may have hidden the release from others).
     #[inline]
     fn after_reader_release(&self, c: State) {
-        if c & (LOCK_MASK | WAITERS | WOKEN) == WAITERS {
+        // Not while WRITER_WANT is set: its holder takes the lock (and wakes at its unlock) or
+        // wakes the waiters when it gives up (`drop_want`).
+        if c & (LOCK_MASK | WAITERS | WOKEN | WRITER_WANT) == WAITERS {
             self.clear_nonspinnable();
             self.wake();
         }
@@ -460,13 +494,18 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         self.after_reader_release(c);
     }
 
-    /// `owner = me | READER_OWNED` keeping NONSPINNABLE; written only if it changes.
+    /// `owner = me | READER_OWNED` keeping NONSPINNABLE; written only when the word is not
+    /// already reader-owned. Which reader it names is a hint nobody acts on, and a store per
+    /// read lock would put the owner line in every reader's path (two readers alternating
+    /// bounced it on every acquisition).
     #[inline]
     fn set_reader_owned(&self, me: &'static ThreadRec) {
         let o = self.owner.load(Relaxed);
-        let n = me.owner_word() | OWNER_READER | (o & OWNER_NONSPINNABLE);
-        if o != n {
-            self.owner.store(n, Release);
+        if o & OWNER_READER == 0 {
+            self.owner.store(
+                me.owner_word() | OWNER_READER | (o & OWNER_NONSPINNABLE),
+                Release,
+            );
         }
     }
 
@@ -483,6 +522,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[inline(never)]
     fn read_contended(&self, c: State, deadline: Deadline) -> bool {
         chaos::point(Site::ReadContended);
+        events::count(Ev::rwsem_read_slow);
         let me = current();
         if c & READ_FAIL != 0 {
             self.count.fetch_sub(READER_BIAS, Relaxed);
@@ -497,24 +537,80 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
         }
         if has_bias {
-            let readers = (c & READER_MASK) >> READER_SHIFT;
-            let o = self.owner.load(Relaxed);
-            // Stealing rule: never join a reader group while others wait (see module doc).
-            let busy_readers = o & OWNER_READER != 0 && readers > 1 && c & WRITER_LOCKED == 0;
-            if !busy_readers && c & (WRITER_LOCKED | HANDOFF) == 0 {
-                // Our bias is counted and no writer can hold or claim the lock: we hold it.
+            // What blocked the fast path may be gone already (a write section is tens of ns).
+            // Acquire pairs with the Release of the unlock that cleared the writer bit.
+            let c = self.count.load(Acquire);
+            if c & READ_BLOCKED == 0 {
+                // Our bias is counted and no writer holds or claims the lock: we hold it.
                 self.set_reader_owned(me);
+                let readers = (c & READER_MASK) >> READER_SHIFT;
                 if readers == 1 && c & WAITERS != 0 {
                     self.wake_readers_owned(me);
                 }
                 return true;
             }
+            if P::READER_SPIN == ReaderSpin::Off {
+                // Wait for the writer phase on the count word before queueing. Without our
+                // bias: a phantom bias would keep a WRITER_WANT writer waiting on us.
+                self.drop_reader_bias();
+                if self.read_spin(me) {
+                    return true;
+                }
+                has_bias = false;
+            }
         }
         self.read_queue(me, has_bias, deadline)
     }
 
+    /// A blocked reader's spin (no bias counted): while a running writer holds the lock, or a
+    /// writer waits awake for the readers to drain (`WRITER_WANT`, `HANDOFF`), poll `count` under
+    /// the lock's adaptive budget and join as soon as nothing blocks readers. A write section
+    /// is usually shorter than a futex sleep and wake (2–30 µs), and a queued reader costs the
+    /// writer's unlock a wait_lock round trip. `true`: holds a read lock.
+    fn read_spin(&self, me: &'static ThreadRec) -> bool {
+        let mut spin = Spin::fixed(&self.stats, me);
+        let res = loop {
+            let c = self.count.load(Relaxed);
+            if c & (READ_BLOCKED | READ_FAIL) == 0 {
+                // Acquire pairs with the Release of the writer's unlock.
+                if self
+                    .count
+                    .compare_exchange_weak(c, c + READER_BIAS, Acquire, Relaxed)
+                    .is_ok()
+                {
+                    self.set_reader_owned(me);
+                    break Ok(());
+                }
+            }
+            let r = if c & READ_BLOCKED == 0 {
+                spin.step() // lost a race with another reader or writer: budgeted retry
+            } else if c & WRITER_LOCKED != 0 {
+                match writer_owner(self.owner.load(Relaxed)) {
+                    Some(r) => spin.step_on(r),
+                    None => spin.step(), // owner not yet published: budgeted
+                }
+            } else {
+                spin.step() // an awake writer waits for readers to drain
+            };
+            if let Err(e) = r {
+                break Err(e);
+            }
+        };
+        let got = spin.finish(res);
+        if got {
+            events::count(Ev::rwsem_read_spin_acquired);
+        }
+        let c = self.count.load(Relaxed);
+        if got && c & WAITERS != 0 && (c & READER_MASK) >> READER_SHIFT == 1 {
+            // Queued readers may join the group this reader opened.
+            self.wake_readers_owned(me);
+        }
+        got
+    }
+
     /// Queues a reader and waits for its grant.
     fn read_queue(&self, me: &'static ThreadRec, has_bias: bool, deadline: Deadline) -> bool {
+        events::count(Ev::rwsem_read_queued);
         let slot = WaitSlot::new(me, Kind::Read, GRANT_WAITING);
         let w = slot.node();
         w.set_timeout_ns(sys::now_ns().saturating_add(P::HANDOFF_NS));
@@ -559,6 +655,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             if w.state.load(Acquire) == GRANT_GRANTED {
                 return true;
             }
+            events::count(Ev::rwsem_read_sleep);
             if me.park(deadline).is_err() {
                 self.wait_lock.lock(me, &self.stats);
                 if w.state.load(Acquire) == GRANT_GRANTED {
@@ -589,7 +686,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if cfg!(kslock_loom) {
             return false;
         }
-        let mut spin = Spin::new(&self.stats, me);
+        let mut spin = Spin::fixed(&self.stats, me);
         loop {
             // Acquire pairs with the grant's Release store in `mark_wake`.
             if w.state.load(Acquire) == GRANT_GRANTED {
@@ -597,8 +694,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 return true;
             }
             let o = self.owner.load(Relaxed);
+            let c = self.count.load(Relaxed);
             let r = match writer_owner(o) {
-                Some(r) if self.count.load(Relaxed) & WRITER_LOCKED != 0 => spin.step_on(r),
+                Some(r) if c & WRITER_LOCKED != 0 => spin.step_on(r),
+                // An awake writer waits for the readers to drain: its section and our grant
+                // follow within a few critical sections.
+                _ if c & WRITER_LOCKED == 0 && c & (WRITER_WANT | HANDOFF) != 0 => spin.step(),
                 _ => Err(Stop::OwnerNotRunning),
             };
             if let Err(stop) = r {
@@ -855,15 +956,19 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
         let mut reader_deadline: Option<u64> = None;
         let mut reader_steps = 0u32;
+        let mut want = false;
         let res = loop {
             let c = self.count.load(Relaxed);
             if c & (LOCK_MASK | HANDOFF) == 0 {
-                // Steal (WAITERS kept: spinners overtake sleepers until HANDOFF).
+                // Steal (WAITERS kept: spinners overtake sleepers until HANDOFF), consuming our
+                // WRITER_WANT in the same CAS.
+                let new = (c | WRITER_LOCKED) & !WRITER_WANT;
                 if self
                     .count
-                    .compare_exchange(c, c | WRITER_LOCKED, Acquire, Relaxed)
+                    .compare_exchange(c, new, Acquire, Relaxed)
                     .is_ok()
                 {
+                    want = false;
                     self.owner.store(me.owner_word(), Release);
                     break Ok(());
                 }
@@ -884,13 +989,26 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 if P::READER_OWNED_SPIN == ReaderOwnedSpin::Never {
                     break Err(Stop::OwnerNotRunning);
                 }
+                if !want && c & WRITER_WANT == 0 {
+                    // We run and wait for the readers: keep new ones out so they drain
+                    // (module doc, "Writer spinning"). Only the OSQ holder owns this bit.
+                    self.count.fetch_or(WRITER_WANT, Relaxed);
+                    events::count(Ev::rwsem_want_set);
+                    want = true;
+                }
                 let dl = *reader_deadline
                     .get_or_insert_with(|| sys::now_ns() + Self::reader_spin_bound_ns(c));
                 reader_steps += 1;
+                // Bounded by R alone, not by the lock's adaptive budget: that budget learns
+                // how long writer owners hold, and with WRITER_WANT raised the wait is one
+                // reader section (a budget shrunk below it failed every such spin).
                 let r = if reader_steps % 16 == 0 && sys::now_ns() > dl {
                     Err(Stop::Budget)
+                } else if cfg!(kslock_loom) {
+                    spin.step() // loom: the frozen clock never passes `dl`
                 } else {
-                    spin.step()
+                    crate::sync::spin_hint();
+                    Ok(())
                 };
                 if r.is_err() {
                     self.set_nonspinnable(o);
@@ -903,8 +1021,33 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 break Err(e);
             }
         };
+        if want {
+            self.drop_want(me);
+        }
         self.osq.unlock(me, P::OSQ_LAYOUT, &self.stats);
         spin.finish(res)
+    }
+
+    /// A spinning writer gives up its `WRITER_WANT` without taking the lock: readers that
+    /// queued because of it are owed a wake (no unlock of ours will come), and so is a head
+    /// writer if the lock is free.
+    #[cold]
+    fn drop_want(&self, me: &'static ThreadRec) {
+        events::count(Ev::rwsem_want_dropped);
+        let c = self.count.fetch_and(!WRITER_WANT, Relaxed) & !WRITER_WANT;
+        if c & (WAITERS | WRITER_LOCKED) != WAITERS {
+            return; // nobody waits, or the writer holding the lock wakes at its unlock
+        }
+        let mut wq = Wq::new();
+        self.wait_lock.lock(me, &self.stats);
+        let wt = if self.count.load(Relaxed) & LOCK_MASK == 0 {
+            WakeType::Any
+        } else {
+            WakeType::Readers
+        };
+        // SAFETY: wait_lock held.
+        unsafe { self.mark_wake(wt, &mut wq) };
+        self.wait_unlock(me, &mut wq);
     }
 
     /// The writer slow path. Returns whether the lock is held (false only past `deadline`).
@@ -912,10 +1055,13 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[inline(never)]
     fn write_contended(&self, deadline: Deadline) -> bool {
         chaos::point(Site::WriteContended);
+        events::count(Ev::rwsem_write_slow);
         let me = current();
         if self.write_can_spin() && self.write_optimistic_spin(me) {
+            events::count(Ev::rwsem_write_spin_acquired);
             return true;
         }
+        events::count(Ev::rwsem_write_queued);
         let slot = WaitSlot::new(me, Kind::Write, 0);
         let w = slot.node();
         w.set_timeout_ns(sys::now_ns().saturating_add(P::HANDOFF_NS));
@@ -987,6 +1133,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     (Some(d), _) => (Some(d), true),
                     (None, t) => (t, false),
                 };
+                events::count(Ev::rwsem_write_sleep);
                 if me.park(park_until).is_err() && is_user {
                     self.wait_lock.lock(me, &self.stats);
                     // SAFETY: wait_lock held; a writer is only unlinked by itself.
@@ -1026,7 +1173,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     w.set_handoff(true); // inherited or ours
                     return Err(true);
                 }
-                if sys::now_ns() < w.timeout_ns() {
+                // Against a writer: reserve only past the timeout, as the kernel does. Against
+                // readers, the head reserves at once: it is awake and will spin while they
+                // drain, and it drops the reservation before it sleeps (module doc, "Writer
+                // waiting").
+                let readers_only = c & WRITER_LOCKED == 0 && first;
+                if !readers_only && sys::now_ns() < w.timeout_ns() {
                     return Err(false);
                 }
                 c | HANDOFF
@@ -1040,6 +1192,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             match self.count.compare_exchange(c, new, Acquire, Relaxed) {
                 Ok(_) => {
                     if new & HANDOFF != 0 {
+                        events::count(Ev::rwsem_handoff_set);
                         let head = self.wait_list.first();
                         // SAFETY: non-empty (w is linked); linked waiters are alive.
                         unsafe { (*head).set_handoff(true) };
@@ -1058,7 +1211,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// First-waiter spinning: the head writer holding the HANDOFF reservation spins on the
     /// owner instead of sleeping. `true`: the lock looks free, retry at once.
     fn first_waiter_spin(&self, me: &'static ThreadRec) -> bool {
-        let mut spin = Spin::new(&self.stats, me);
+        let mut spin = Spin::for_handover(&self.stats, me);
         loop {
             let c = self.count.load(Relaxed);
             if c & LOCK_MASK == 0 {
@@ -1112,6 +1265,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[inline(never)]
     fn wake(&self) {
         chaos::point(Site::RwReleased);
+        events::count(Ev::rwsem_wake);
         let me = current();
         match P::WAKE {
             WakePolicy::Deferred => self.wait_lock.lock(me, &self.stats),
@@ -1207,7 +1361,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
             return false;
         }
-        if self.count.load(Relaxed) & READ_FAIL != 0 {
+        if self.count.load(Relaxed) & (READ_FAIL | WRITER_WANT) != 0 {
+            // A running writer waits for the readers to drain: it takes the lock and wakes at
+            // its unlock, or gives up and wakes (`drop_want`). (A re-check in the trial below.)
             return false;
         }
         let mut trial: State = 0;
@@ -1217,6 +1373,11 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             // (synchronising with our grant store) see the previous writer's data.
             trial = READER_BIAS;
             let old = self.count.fetch_add(READER_BIAS, Acquire);
+            if old & WRITER_WANT != 0 && old & WRITER_LOCKED == 0 {
+                // WRITER_WANT came up since the check above: leave the lock to its holder.
+                self.count.fetch_sub(READER_BIAS, Relaxed);
+                return false;
+            }
             if old & WRITER_LOCKED != 0 {
                 // A writer stole the lock. If the head waited long enough, reserve the lock
                 // for it in the same RMW that removes the trial bias.
@@ -1257,6 +1418,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if adj != 0 {
             self.count.fetch_add(adj, Relaxed);
         }
+        events::add(Ev::rwsem_readers_granted, woken as u64);
         // Pass 2: unlink and grant. After the Release store the waiter may return at once; we
         // only queue its (type-stable) record for the wakeup.
         let mut left = woken;

@@ -219,7 +219,7 @@ impl<'a> Spin<'a> {
     /// adaptive budget (R5): a race for a lock that may free up.
     pub(crate) fn new(stats: &'a SpinStats, me: &'static ThreadRec) -> Self {
         let budget = stats.budget_ns(calib().cap_ns);
-        Self::with_budget(stats, me, budget, true)
+        Self::with_budget(stats, me, budget, true, false)
     }
 
     /// Starts a wait for a handover that the owner will make at its next unlock (a due head
@@ -227,7 +227,14 @@ impl<'a> Spin<'a> {
     /// measures races for a free lock and sinks to the floor on a saturated lock, below a
     /// critical section. Not fed into the statistics.
     pub(crate) fn for_handover(stats: &'a SpinStats, me: &'static ThreadRec) -> Self {
-        Self::with_budget(stats, me, calib().cap_ns, false)
+        Self::with_budget(stats, me, calib().cap_ns, false, true)
+    }
+
+    /// Starts a wait whose length the lock's statistics do not predict (a reader waiting out a
+    /// writer phase, a reader waiting for its grant): the whole cap, the cost of the sleep it
+    /// replaces, and not fed into the statistics (their single writer is the OSQ head).
+    pub(crate) fn fixed(stats: &'a SpinStats, me: &'static ThreadRec) -> Self {
+        Self::with_budget(stats, me, calib().cap_ns, false, false)
     }
 
     fn with_budget(
@@ -235,6 +242,7 @@ impl<'a> Spin<'a> {
         me: &'static ThreadRec,
         budget_ns: u32,
         learn: bool,
+        handover: bool,
     ) -> Self {
         let c = calib();
         me.note_cpu();
@@ -245,7 +253,7 @@ impl<'a> Spin<'a> {
             limit_ticks: budget_ns as u64 * c.ticks_per_us / 1000,
             budget_ns,
             learn,
-            handover: !learn,
+            handover,
             steps: 0,
             my_cpu: me.cpu.load(Relaxed),
             poll_pauses: 1,

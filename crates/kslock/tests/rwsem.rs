@@ -383,7 +383,9 @@ fn timed<P: RwSemPolicy>() {
     r.join().unwrap();
     assert!(!l.is_locked() && !l.has_waiters(), "{l:?}");
 
-    // 3. A timed-out reader behind a queued writer leaves the writer's wakeup intact.
+    // 3. A timed-out reader behind a queued writer leaves the writer's wakeup intact. New
+    // readers may overtake a sleeping writer until it reserves the lock (HANDOFF, within a
+    // few handoff drops: module doc, "Writer waiting"); wait for that.
     l.read();
     let w = {
         let l = l.clone();
@@ -394,6 +396,14 @@ fn timed<P: RwSemPolicy>() {
         })
     };
     wait_until("writer queued", || l.has_waiters());
+    wait_until("the writer reserves the lock against new readers", || {
+        let got = l.try_read();
+        if got {
+            // SAFETY: just taken.
+            unsafe { l.read_unlock() };
+        }
+        !got
+    });
     {
         let l = l.clone();
         std::thread::spawn(move || assert!(!l.try_read_for(Duration::from_millis(10))))
