@@ -23,10 +23,14 @@ mod remutex;
 mod rwlock;
 
 /// The WebKit queue tests' message counts (`condvar.rs`): a tenth of parking_lot's (about
-/// 2 s instead of 20 s in a debug build on 2 CPUs), or all of them with `KSLOCK_PL_FULL=1`.
+/// 2 s instead of 20 s in a debug build on 2 CPUs), a hundredth under delay injection
+/// (`--cfg kslock_chaos`, where a tenth takes about 40 s), or all of them with
+/// `KSLOCK_PL_FULL=1`.
 pub fn scaled(messages: usize) -> usize {
     if std::env::var_os("KSLOCK_PL_FULL").is_some_and(|v| v == "1") {
         messages
+    } else if cfg!(kslock_chaos) {
+        messages / 100
     } else {
         messages / 10
     }
