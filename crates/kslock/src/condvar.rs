@@ -85,7 +85,9 @@ impl Condvar {
         }
     }
 
-    /// Wakes one waiter (the longest waiting). Returns whether one was woken.
+    /// Wakes one waiter (the longest waiting). Returns whether one was woken; notifications
+    /// are not buffered (with no waiter, nothing happens). Never blocks on a timeout: it takes
+    /// only the condvar's short internal lock.
     pub fn notify_one(&self) -> bool {
         if self.list.is_empty() {
             return false;
@@ -114,7 +116,9 @@ impl Condvar {
     }
 
     /// Wakes every waiter: the head now, the others by requeueing them onto the mutex, which
-    /// wakes them one per unlock. Returns how many waiters were notified.
+    /// wakes them one per unlock. Returns how many waiters were notified (0 when none waited;
+    /// not buffered). Never blocks on a timeout: it takes only the condvar's and the mutex's
+    /// short internal locks.
     pub fn notify_all(&self) -> usize {
         if self.list.is_empty() {
             return 0;
@@ -169,14 +173,26 @@ impl Condvar {
     /// Blocks until notified, atomically releasing the guard's mutex; re-locks it before
     /// returning. Spurious returns do not happen (but check your predicate anyway: another
     /// thread may have changed it before you re-locked).
+    ///
+    /// Timeout: none; it waits for a notification for ever.
+    ///
+    /// # Panics
+    /// If other threads are waiting on this condvar with a different mutex.
     #[cfg(not(kslock_loom))]
     pub fn wait<T: ?Sized>(&self, guard: &mut crate::MutexGuard<'_, T>) {
         // SAFETY: the guard proves this thread holds the mutex.
         unsafe { self.wait_raw(lock_api::MutexGuard::mutex(guard).raw(), None) };
     }
 
-    /// Like [`wait`](Self::wait), but gives up after `timeout` (a `timeout` too large to add to
-    /// now waits for ever).
+    /// Like [`wait`](Self::wait), but gives up after `timeout`.
+    ///
+    /// Timeout: the wait ends (`timed_out()`) once `timeout` has elapsed on the monotonic
+    /// clock, `Duration::ZERO` times out at once (after releasing and re-taking the mutex), and
+    /// a `timeout` past the clock's range means no timeout. The mutex is held again on return
+    /// either way.
+    ///
+    /// # Panics
+    /// If other threads are waiting on this condvar with a different mutex.
     #[cfg(not(kslock_loom))]
     pub fn wait_for<T: ?Sized>(
         &self,
@@ -192,8 +208,14 @@ impl Condvar {
         })
     }
 
-    /// Like [`wait`](Self::wait), but gives up at `deadline` (a deadline in the past times out
-    /// at once, after releasing and re-taking the mutex).
+    /// Like [`wait`](Self::wait), but gives up at `deadline`.
+    ///
+    /// Timeout: the wait ends (`timed_out()`) once the monotonic clock reaches `deadline`; a
+    /// deadline in the past times out at once (after releasing and re-taking the mutex). The
+    /// mutex is held again on return either way.
+    ///
+    /// # Panics
+    /// If other threads are waiting on this condvar with a different mutex.
     #[cfg(not(kslock_loom))]
     pub fn wait_until<T: ?Sized>(
         &self,
@@ -209,7 +231,13 @@ impl Condvar {
         })
     }
 
-    /// Waits while `condition` holds (checked with the mutex held, before each wait).
+    /// Waits while `condition` holds (checked with the mutex held, before each wait); returns
+    /// with the mutex held once it is false.
+    ///
+    /// Timeout: none; it waits for ever while the condition holds.
+    ///
+    /// # Panics
+    /// If other threads are waiting on this condvar with a different mutex.
     #[cfg(not(kslock_loom))]
     pub fn wait_while<T: ?Sized, F: FnMut(&mut T) -> bool>(
         &self,
@@ -222,9 +250,15 @@ impl Condvar {
     }
 
     /// Waits while `condition` holds, for at most `timeout` in total: returns as soon as the
-    /// condition is false (checked with the mutex held, before each wait) or a wait times out;
-    /// the result says whether that last wait timed out (the condition is not re-checked after a
-    /// timeout, as in parking_lot). A `timeout` too large to add to now means no timeout.
+    /// condition is false (checked with the mutex held, before each wait) or a wait times out.
+    ///
+    /// Timeout: the deadline is `now + timeout`, taken once at the call (a `timeout` past the
+    /// clock's range means no deadline); when a wait reaches it the function returns
+    /// `timed_out() == true` at once, without evaluating the condition again (parking_lot's
+    /// semantics; std's `wait_timeout_while` re-checks). The mutex is held on return.
+    ///
+    /// # Panics
+    /// If other threads are waiting on this condvar with a different mutex.
     #[cfg(not(kslock_loom))]
     pub fn wait_while_for<T: ?Sized, F: FnMut(&mut T) -> bool>(
         &self,
@@ -242,9 +276,15 @@ impl Condvar {
     }
 
     /// Waits while `condition` holds, until `deadline`: returns as soon as the condition is
-    /// false (checked with the mutex held, before each wait) or a wait reaches the deadline; the
-    /// result says whether that last wait timed out (the condition is not re-checked after a
-    /// timeout, as in parking_lot).
+    /// false (checked with the mutex held, before each wait) or a wait reaches the deadline.
+    ///
+    /// Timeout: when a wait reaches `deadline` the function returns `timed_out() == true` at
+    /// once, without evaluating the condition again (parking_lot's semantics); a deadline in
+    /// the past still evaluates the condition once and, if it holds, waits (releasing and
+    /// re-taking the mutex) and times out at once. The mutex is held on return.
+    ///
+    /// # Panics
+    /// If other threads are waiting on this condvar with a different mutex.
     #[cfg(not(kslock_loom))]
     pub fn wait_while_until<T: ?Sized, F: FnMut(&mut T) -> bool>(
         &self,
@@ -259,8 +299,15 @@ impl Condvar {
         result
     }
 
-    /// The wait protocol on a raw mutex. Returns `true` if the deadline passed before a
-    /// notification. The mutex is held again on return.
+    /// The wait protocol on a raw mutex: unlocks `m`, waits for a notification, re-locks `m`.
+    ///
+    /// Timeout: `deadline` is an absolute `CLOCK_MONOTONIC` time in ns (`None` = no timeout);
+    /// returns `true` if it passed before a notification (a waiter already requeued onto the
+    /// mutex by `notify_all` counts as notified and waits for the mutex without a deadline).
+    /// The mutex is held again on return.
+    ///
+    /// # Panics
+    /// If other threads are waiting on this condvar with a different mutex.
     ///
     /// # Safety
     /// The calling thread holds `m`.

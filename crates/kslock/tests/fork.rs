@@ -114,7 +114,7 @@ fn a_mutex_the_forking_thread_held_with_parent_waiters_works_in_the_child() {
 
 #[test]
 fn an_rwsem_the_forking_thread_held_with_parent_readers_and_writers_works_in_the_child() {
-    let l = Arc::new(RawRwSem::<kslock::policy::DefaultPolicy>::new());
+    let l = Arc::new(RawRwSem::new());
     l.write();
     let waiters: Vec<_> = (0..4)
         .map(|i| {

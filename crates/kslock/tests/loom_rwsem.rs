@@ -9,7 +9,7 @@
 #![cfg(kslock_loom)]
 
 use kslock::policy::*;
-use kslock::RawRwSem;
+use kslock::RawRwSemWith;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use std::time::Duration;
@@ -26,7 +26,7 @@ impl RwSemPolicy for HandoffNow {
 }
 
 struct G<P: RwSemPolicy> {
-    l: RawRwSem<P>,
+    l: RawRwSemWith<P>,
     v: UnsafeCell<usize>,
 }
 // SAFETY: `v` is only accessed under `l` (what the models check).
@@ -37,7 +37,7 @@ unsafe impl<P: RwSemPolicy> Send for G<P> {}
 impl<P: RwSemPolicy> G<P> {
     fn new() -> Arc<Self> {
         Arc::new(G {
-            l: RawRwSem::new(),
+            l: RawRwSemWith::new(),
             v: UnsafeCell::new(0),
         })
     }

@@ -135,7 +135,7 @@ fn spin_against_running_owner(m: &Arc<RawMutex>) -> (usize, usize) {
 #[test]
 fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
     let _serial = heavy();
-    let m = Arc::new(RawMutex::<kslock::policy::DefaultPolicy>::new());
+    let m = Arc::new(RawMutex::new());
     // A running owner that releases within 2 µs: a lone try_lock_spin (no other spinner, so the
     // OSQ admits it) succeeds, where try_lock would fail.
     //
@@ -184,7 +184,7 @@ fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
 #[test]
 fn unlock_fair_hands_the_lock_to_the_waiter() {
     let _serial = heavy();
-    let m = Arc::new(RawMutex::<kslock::policy::DefaultPolicy>::new());
+    let m = Arc::new(RawMutex::new());
     m.lock();
     let m2 = m.clone();
     let h = std::thread::spawn(move || {

@@ -7,7 +7,7 @@
 #![cfg(not(kslock_loom))]
 
 use kslock::policy::*;
-use kslock::{RawRwSem, RwSem, RwSemWith};
+use kslock::{RawRwSem, RawRwSemWith, RwSem, RwSemWith};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Barrier, Mutex as StdMutex, MutexGuard};
@@ -56,7 +56,7 @@ fn wait_until(what: &str, f: impl Fn() -> bool) {
 /// A lock, data written only under the write lock, and an exclusion witness:
 /// `inside` > 0 = readers inside, `WRITER_IN` = a writer inside.
 struct Shared<P: RwSemPolicy> {
-    lock: RawRwSem<P>,
+    lock: RawRwSemWith<P>,
     data: UnsafeCell<(u64, u64)>,
     inside: AtomicIsize,
     violations: AtomicUsize,
@@ -69,7 +69,7 @@ const WRITER_IN: isize = -1_000_000;
 impl<P: RwSemPolicy> Shared<P> {
     fn new() -> Self {
         Shared {
-            lock: RawRwSem::new(),
+            lock: RawRwSemWith::new(),
             data: UnsafeCell::new((0, 0)),
             inside: AtomicIsize::new(0),
             violations: AtomicUsize::new(0),
@@ -109,7 +109,7 @@ impl<P: RwSemPolicy> Shared<P> {
 }
 
 fn basic<P: RwSemPolicy>() {
-    let r = RawRwSem::<P>::new();
+    let r = RawRwSemWith::<P>::new();
     assert!(!r.is_locked());
     r.read();
     assert!(r.try_read(), "a second reader joins when nobody waits");
@@ -254,7 +254,7 @@ fn stress<P: RwSemPolicy>(dur: Duration) {
 /// A continuous stream of overlapping readers must not starve a writer.
 fn writer_not_starved<P: RwSemPolicy>() {
     let _g = heavy();
-    let l = Arc::new(RawRwSem::<P>::new());
+    let l = Arc::new(RawRwSemWith::<P>::new());
     let stop = Arc::new(AtomicBool::new(false));
     let hs: Vec<_> = (0..4)
         .map(|_| {
@@ -296,7 +296,7 @@ fn writer_not_starved<P: RwSemPolicy>() {
 /// A continuous stream of writers must not starve a reader.
 fn reader_not_starved<P: RwSemPolicy>() {
     let _g = heavy();
-    let l = Arc::new(RawRwSem::<P>::new());
+    let l = Arc::new(RawRwSemWith::<P>::new());
     let stop = Arc::new(AtomicBool::new(false));
     let hs: Vec<_> = (0..3)
         .map(|_| {
@@ -338,7 +338,7 @@ fn reader_not_starved<P: RwSemPolicy>() {
 /// given; the lock ends consistent.
 fn timed<P: RwSemPolicy>() {
     let _g = heavy();
-    let l = Arc::new(RawRwSem::<P>::new());
+    let l = Arc::new(RawRwSemWith::<P>::new());
     let d = Duration::from_millis(15);
 
     // 1. Write-held: every timed variant fails after its timeout.
@@ -436,7 +436,7 @@ fn timed<P: RwSemPolicy>() {
 fn bulk_readers<P: RwSemPolicy>() {
     let _g = heavy();
     const N: usize = 24;
-    let l = Arc::new(RawRwSem::<P>::new());
+    let l = Arc::new(RawRwSemWith::<P>::new());
     let b = Arc::new(Barrier::new(N));
     l.write();
     let hs: Vec<_> = (0..N)
@@ -463,7 +463,7 @@ fn bulk_readers<P: RwSemPolicy>() {
 /// queued (and HANDOFF possibly set).
 fn recursive_read<P: RwSemPolicy>() {
     let _g = heavy();
-    let l = Arc::new(RawRwSem::<P>::new());
+    let l = Arc::new(RawRwSemWith::<P>::new());
     l.read();
     let w = {
         let l = l.clone();
@@ -542,7 +542,7 @@ suite!(
 #[test]
 fn size_zero_init_and_const() {
     assert!(std::mem::size_of::<RawRwSem>() <= 56);
-    assert!(std::mem::size_of::<RawRwSem<ReaderSpinOn>>() <= 56);
+    assert!(std::mem::size_of::<RawRwSemWith<ReaderSpinOn>>() <= 56);
     static S: RwSem<u32> = RwSem::new(7);
     assert_eq!(*S.read(), 7);
     *S.write() += 1;
@@ -559,7 +559,7 @@ fn size_zero_init_and_const() {
 fn more_than_one_batch_of_readers() {
     let _g = heavy();
     // 300 readers queued behind a writer: granted in batches of at most 256.
-    let l = Arc::new(RawRwSem::<DefaultPolicy>::new());
+    let l = Arc::new(RawRwSem::new());
     let done = Arc::new(AtomicUsize::new(0));
     l.write();
     let hs: Vec<_> = (0..300)
@@ -590,7 +590,7 @@ fn more_than_one_batch_of_readers() {
 #[test]
 fn try_write_spin_is_bounded_on_a_held_lock() {
     let _g = heavy();
-    let l = Arc::new(RawRwSem::<DefaultPolicy>::new());
+    let l = Arc::new(RawRwSem::new());
     l.write();
     let l2 = l.clone();
     let t = std::thread::spawn(move || {
@@ -626,7 +626,7 @@ fn try_write_spin_is_bounded_on_a_held_lock() {
 #[test]
 #[should_panic(expected = "read_unlock of a lock that is not read-locked")]
 fn read_unlock_of_unlocked_panics() {
-    let l = RawRwSem::<DefaultPolicy>::new();
+    let l = RawRwSem::new();
     // SAFETY: deliberately violated to test the misuse check.
     unsafe { l.read_unlock() };
 }
@@ -634,7 +634,7 @@ fn read_unlock_of_unlocked_panics() {
 #[test]
 #[should_panic(expected = "write_unlock of a lock that is not write-locked")]
 fn write_unlock_of_unlocked_panics() {
-    let l = RawRwSem::<DefaultPolicy>::new();
+    let l = RawRwSem::new();
     // SAFETY: deliberately violated to test the misuse check.
     unsafe { l.write_unlock() };
 }
@@ -642,7 +642,7 @@ fn write_unlock_of_unlocked_panics() {
 #[test]
 #[should_panic(expected = "write_unlock of a lock that is not write-locked")]
 fn write_unlock_of_read_locked_panics() {
-    let l = RawRwSem::<DefaultPolicy>::new();
+    let l = RawRwSem::new();
     l.read();
     // SAFETY: deliberately violated to test the misuse check.
     unsafe { l.write_unlock() };
@@ -651,14 +651,14 @@ fn write_unlock_of_read_locked_panics() {
 #[test]
 #[should_panic(expected = "downgrade of a lock that is not write-locked")]
 fn downgrade_of_unlocked_panics() {
-    let l = RawRwSem::<DefaultPolicy>::new();
+    let l = RawRwSem::new();
     // SAFETY: deliberately violated to test the misuse check.
     unsafe { l.downgrade() };
 }
 
 #[test]
 fn misuse_leaves_the_count_intact() {
-    let l = RawRwSem::<DefaultPolicy>::new();
+    let l = RawRwSem::new();
     // SAFETY: deliberately violated; the panic is caught.
     let r = std::panic::catch_unwind(|| unsafe { l.read_unlock() });
     assert!(r.is_err());
@@ -676,7 +676,7 @@ fn only_the_misusing_thread_panics() {
     // try_read, so that no phantom bias is counted) must not panic or lose a wakeup, and the
     // count must end intact.
     let _g = heavy();
-    let l = Arc::new(RawRwSem::<DefaultPolicy>::new());
+    let l = Arc::new(RawRwSem::new());
     let stop = Arc::new(AtomicBool::new(false));
     let done: Arc<[AtomicU64; 4]> = Arc::new(Default::default());
     let hs: Vec<_> = (0..4)
@@ -729,7 +729,7 @@ fn only_the_misusing_thread_panics() {
 #[cfg(any(debug_assertions, feature = "debug-locks"))]
 #[test]
 fn write_unlock_by_another_thread_panics() {
-    let l = Arc::new(RawRwSem::<DefaultPolicy>::new());
+    let l = Arc::new(RawRwSem::new());
     l.write();
     let l2 = l.clone();
     // SAFETY: deliberately violated to test the misuse check.

@@ -27,7 +27,7 @@ parallel, so with --outside-load the efficiency can exceed 1.)";
 /// Lock benchmark: kslock against std, parking_lot, glibc pthread and a
 /// spinlock. With no subcommand, runs the default mutex + rwsem matrix
 /// (about 5 minutes: 3 interleaved repeats per cell), prints the table and the
-/// scoreboard, and writes results/<UTC time>/{results.json,results.csv,plot.svg}.
+/// scoreboard, and writes results/{UTC time}/{results.json,results.csv,plot.svg}.
 #[derive(Parser, Debug)]
 #[command(name = "lockbench", version, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -43,7 +43,7 @@ pub struct DefaultArgs {
     /// 3 interleaved repeats).
     #[arg(long, default_value_t = 285.0, value_parser = positive_f64)]
     pub budget: f64,
-    /// Export directory [default: results/<UTC timestamp>].
+    /// Export directory [default: results/{UTC timestamp}].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// What to print on stdout.

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use kslock::policy::RwSemPolicy;
-use kslock::RawRwSem;
+use kslock::RawRwSemWith;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,7 +23,7 @@ pub fn busy(d: Duration) {
 /// `On`) and an OSQ that admits several spinners, a write waited for tens of thousands here.
 pub fn writer_bound_in_reads<P: RwSemPolicy>(readers: usize) {
     const READS_PER_WRITE: u64 = 400;
-    let l = Arc::new(RawRwSem::<P>::new());
+    let l = Arc::new(RawRwSemWith::<P>::new());
     let reads = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let hs: Vec<_> = (0..readers)

@@ -1,8 +1,8 @@
 //! Adapters for kslock's own locks: every kslock type the benchmark knows is
 //! in this one file.
 //!
-//! * feature `kslock`: `kslock::RawMutex<P>` (default policy, `PackedOsq`, `KernelHandoff`).
-//! * feature `kslock-rwsem`: `kslock::RawRwSem<P>` and its policy variants.
+//! * feature `kslock`: `kslock::RawMutexWith<P>` (default policy, `PackedOsq`, `KernelHandoff`).
+//! * feature `kslock-rwsem`: `kslock::RawRwSemWith<P>` and its policy variants.
 //!
 //! Locking goes through the `lock_api` raw traits, the seed S3 path through
 //! the inherent `try_lock_spin` / `try_write_spin`.
@@ -22,13 +22,13 @@ pub fn entries() -> Vec<LockInfo> {
             "kslock-mutex-packed-osq",
             KsMutex<kslock::policy::PackedOsq>,
             true,
-            "kslock::RawMutex<PackedOsq> (seed S1 A side)"
+            "kslock::RawMutexWith<PackedOsq> (seed S1 A side)"
         ),
         entry!(
             "kslock-mutex-kernel-handoff",
             KsMutex<kslock::policy::KernelHandoff>,
             true,
-            "kslock::RawMutex<KernelHandoff>: handoff after one lost race, no fairness window"
+            "kslock::RawMutexWith<KernelHandoff>: handoff after one lost race, no fairness window"
         ),
     ];
     #[cfg(feature = "kslock-rwsem")]
@@ -36,8 +36,8 @@ pub fn entries() -> Vec<LockInfo> {
     v
 }
 
-/// `kslock::RawMutex<P>`.
-pub struct KsMutex<P: kslock::policy::MutexPolicy>(kslock::RawMutex<P>);
+/// `kslock::RawMutexWith<P>`.
+pub struct KsMutex<P: kslock::policy::MutexPolicy>(kslock::RawMutexWith<P>);
 
 impl<P: kslock::policy::MutexPolicy> RawUnlock for KsMutex<P> {
     #[inline]
@@ -52,7 +52,7 @@ impl<P: kslock::policy::MutexPolicy> BenchLock for KsMutex<P> {
     type W<'a> = RawGuard<'a, Self, false>;
     type R<'a> = RawGuard<'a, Self, false>;
     fn new() -> Self {
-        KsMutex(<kslock::RawMutex<P> as lock_api::RawMutex>::INIT)
+        KsMutex(<kslock::RawMutexWith<P> as lock_api::RawMutex>::INIT)
     }
     #[inline]
     fn write(&self) -> Self::W<'_> {
@@ -90,43 +90,43 @@ mod rwsem {
                 "kslock-rwsem-reader-spin-on",
                 KsRwSem<policy::ReaderSpinOn>,
                 true,
-                "RawRwSem<ReaderSpinOn> (seed S4: every reader spins)"
+                "RawRwSemWith<ReaderSpinOn> (seed S4: every reader spins)"
             ),
             entry!(
                 "kslock-rwsem-reader-spin-limited",
                 KsRwSem<policy::ReaderSpinLimited>,
                 true,
-                "RawRwSem<ReaderSpinLimited> (seed S4: one reader spins)"
+                "RawRwSemWith<ReaderSpinLimited> (seed S4: one reader spins)"
             ),
             entry!(
                 "kslock-rwsem-wake-flag",
                 KsRwSem<policy::WakeFlag>,
                 true,
-                "RawRwSem<WakeFlag> (seed S0)"
+                "RawRwSemWith<WakeFlag> (seed S0)"
             ),
             entry!(
                 "kslock-rwsem-trylock-if-spinner",
                 KsRwSem<policy::TrylockIfSpinner>,
                 true,
-                "RawRwSem<TrylockIfSpinner> (seed S0)"
+                "RawRwSemWith<TrylockIfSpinner> (seed S0)"
             ),
             entry!(
                 "kslock-rwsem-never-spin-on-readers",
                 KsRwSem<policy::NeverSpinOnReaders>,
                 true,
-                "RawRwSem<NeverSpinOnReaders> (seed S2)"
+                "RawRwSemWith<NeverSpinOnReaders> (seed S2)"
             ),
             entry!(
                 "kslock-rwsem-packed-osq",
                 KsRwSem<policy::PackedOsq>,
                 true,
-                "RawRwSem<PackedOsq> (seed S1)"
+                "RawRwSemWith<PackedOsq> (seed S1)"
             ),
         ]
     }
 
-    /// `kslock::RawRwSem<P>`.
-    pub struct KsRwSem<P: policy::RwSemPolicy>(kslock::RawRwSem<P>);
+    /// `kslock::RawRwSemWith<P>`.
+    pub struct KsRwSem<P: policy::RwSemPolicy>(kslock::RawRwSemWith<P>);
 
     impl<P: policy::RwSemPolicy> RawUnlock for KsRwSem<P> {
         #[inline]
@@ -147,7 +147,7 @@ mod rwsem {
         type W<'a> = RawGuard<'a, Self, false>;
         type R<'a> = RawGuard<'a, Self, true>;
         fn new() -> Self {
-            KsRwSem(<kslock::RawRwSem<P> as lock_api::RawRwLock>::INIT)
+            KsRwSem(<kslock::RawRwSemWith<P> as lock_api::RawRwLock>::INIT)
         }
         #[inline]
         fn write(&self) -> Self::W<'_> {
