@@ -1,0 +1,152 @@
+//! `kslock_cond_t`: kslock's [`Condvar`] plus the condvar ↔ mutex binding word.
+//!
+//! Layout (32 bytes, all-zero = no waiters): bytes 0–23 the `Condvar`, 24–31 the binding word
+//! (`bind.rs`: which mutex the current waiters use, and how many there are). A wait with a
+//! second mutex while waiters of the first remain returns `EINVAL` (POSIX leaves it undefined;
+//! kslock's condvar would treat it as a bug).
+//!
+//! Broadcast does not stampede: kslock wakes one waiter and requeues the others onto the mutex.
+
+use core::ffi::c_int;
+use core::sync::atomic::AtomicU64;
+
+use kslock_core::Condvar;
+
+use crate::mutex::KslockMutex;
+use crate::{bind, ensure, obj, Timed};
+
+/// The C type `kslock_cond_t`.
+#[repr(C)]
+pub struct KslockCond {
+    cv: Condvar,
+    bind: AtomicU64,
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<KslockCond>() == 32);
+    assert!(core::mem::align_of::<KslockCond>() == 8);
+};
+
+/// `sizeof(kslock_cond_t)` as the library sees it (the header drift test compares it).
+#[no_mangle]
+pub extern "C" fn kslock_cond_sizeof() -> usize {
+    core::mem::size_of::<KslockCond>()
+}
+
+/// Initialises `c` with no waiters (the same as zero-filling it).
+///
+/// # Safety
+/// `c` is null or points to writable memory for a `kslock_cond_t` that no thread uses.
+#[no_mangle]
+pub unsafe extern "C" fn kslock_cond_init(c: *mut KslockCond) -> c_int {
+    ensure!(!c.is_null(), libc::EINVAL);
+    // SAFETY: caller contract.
+    unsafe { c.write_bytes(0, 1) };
+    0
+}
+
+/// Destroys `c`: `EBUSY` while threads wait on it, else 0.
+///
+/// # Safety
+/// `c` is null or points to a valid `kslock_cond_t`.
+#[no_mangle]
+pub unsafe extern "C" fn kslock_cond_destroy(c: *mut KslockCond) -> c_int {
+    // SAFETY: caller contract.
+    let Some(c) = (unsafe { obj(c) }) else {
+        return libc::EINVAL;
+    };
+    if bind::has_waiters(&c.bind) {
+        libc::EBUSY
+    } else {
+        0
+    }
+}
+
+/// Wakes one waiter (the longest waiting), if any. Returns 0.
+///
+/// # Safety
+/// `c` is null or points to a valid `kslock_cond_t`.
+#[no_mangle]
+pub unsafe extern "C" fn kslock_cond_signal(c: *mut KslockCond) -> c_int {
+    // SAFETY: caller contract.
+    let Some(c) = (unsafe { obj(c) }) else {
+        return libc::EINVAL;
+    };
+    c.cv.notify_one();
+    0
+}
+
+/// Wakes every waiter (one now, the others as the mutex frees). Returns 0.
+///
+/// # Safety
+/// `c` is null or points to a valid `kslock_cond_t`.
+#[no_mangle]
+pub unsafe extern "C" fn kslock_cond_broadcast(c: *mut KslockCond) -> c_int {
+    // SAFETY: caller contract.
+    let Some(c) = (unsafe { obj(c) }) else {
+        return libc::EINVAL;
+    };
+    c.cv.notify_all();
+    0
+}
+
+/// The wait protocol: checks, binding, kslock's wait. `deadline`: absolute monotonic ns.
+fn wait(c: &KslockCond, m: &KslockMutex, deadline: Option<u64>) -> c_int {
+    ensure!(m.raw().is_owned_by_current_thread(), libc::EPERM);
+    ensure!(
+        bind::bind(&c.bind, m as *const KslockMutex as usize),
+        libc::EINVAL
+    );
+    // SAFETY: this thread holds `m` (checked above).
+    let timed_out = unsafe { c.cv.wait_raw(m.raw(), deadline) };
+    bind::unbind(&c.bind);
+    if timed_out {
+        libc::ETIMEDOUT
+    } else {
+        0
+    }
+}
+
+/// Atomically unlocks `m` and waits for a signal, then relocks `m`. `EPERM` if this thread
+/// does not hold `m`; `EINVAL` if other threads wait on `c` with another mutex. Spurious
+/// wakeups do not happen, but check your predicate: another thread may change it first.
+///
+/// # Safety
+/// `c` and `m` are null or point to valid objects.
+#[no_mangle]
+pub unsafe extern "C" fn kslock_cond_wait(c: *mut KslockCond, m: *mut KslockMutex) -> c_int {
+    // SAFETY: caller contract.
+    let (Some(c), Some(m)) = (unsafe { obj(c) }, unsafe { obj(m) }) else {
+        return libc::EINVAL;
+    };
+    wait(c, m, None)
+}
+
+/// [`kslock_cond_wait`] that gives up when `abstime` on `clockid` (`CLOCK_REALTIME` or
+/// `CLOCK_MONOTONIC`) passes: `ETIMEDOUT` (with `m` relocked), or `EINVAL` for another clock
+/// or an invalid `abstime` (checked before anything else).
+///
+/// # Safety
+/// `c` and `m` are null or point to valid objects; `abstime` is null or points to a
+/// `struct timespec`.
+#[no_mangle]
+pub unsafe extern "C" fn kslock_cond_timedwait(
+    c: *mut KslockCond,
+    m: *mut KslockMutex,
+    clockid: libc::clockid_t,
+    abstime: *const libc::timespec,
+) -> c_int {
+    // SAFETY: caller contract.
+    let (Some(c), Some(m)) = (unsafe { obj(c) }, unsafe { obj(m) }) else {
+        return libc::EINVAL;
+    };
+    // SAFETY: caller contract.
+    let t = match unsafe { Timed::new(clockid, abstime) } {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    match t.mono_deadline() {
+        Ok(d) => wait(c, m, Some(d)),
+        Err(e) => e,
+    }
+}

@@ -1,0 +1,50 @@
+//! libkslock_preload.so: the POSIX conformance program passes plainly (so its checks are
+//! right for glibc) and under `LD_PRELOAD`, and the lock functions resolve into the preload.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{cc, lib_dir, run_limited, run_ok};
+
+fn preload_env() -> String {
+    lib_dir()
+        .join("libkslock_preload.so")
+        .to_str()
+        .expect("utf-8 path")
+        .to_string()
+}
+
+#[test]
+fn posix_conformance_passes_with_glibc_and_under_the_preload() {
+    let exe = cc("posix", &["tests/c/posix.c"], &["-ldl"]);
+    let plain = run_ok(&exe, &[]);
+    assert!(plain.contains("all passed"), "{plain}");
+    let pre = preload_env();
+    let out = run_ok(&exe, &[("LD_PRELOAD", &pre)]);
+    assert!(out.contains("all passed"), "{out}");
+}
+
+#[test]
+fn pthread_mutex_lock_resolves_into_the_preload() {
+    let exe = cc("resolved", &["tests/c/resolved.c"], &["-ldl"]);
+    let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
+    assert!(out.contains("preloaded"), "{out}");
+    // Without the preload the same program must say so (the check can fail).
+    let plain = run_limited(Command::new(&exe), Duration::from_secs(30));
+    assert_eq!(plain.status.code(), Some(1), "{plain:?}");
+}
+
+#[test]
+fn the_c_library_tests_pass_under_the_preload_too() {
+    // libkslock and the preload share kslock's thread records when loaded together.
+    let dir = lib_dir().to_str().expect("utf-8 path").to_string();
+    let exe = cc(
+        "capi-preloaded",
+        &["tests/c/capi.c"],
+        &["-L", &dir, "-lkslock", &format!("-Wl,-rpath,{dir}")],
+    );
+    let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
+    assert!(out.contains("all passed"), "{out}");
+}
