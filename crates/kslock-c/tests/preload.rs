@@ -48,3 +48,12 @@ fn the_c_library_tests_pass_under_the_preload_too() {
     let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
     assert!(out.contains("all passed"), "{out}");
 }
+
+#[test]
+fn threads_that_lock_in_key_destructors_run_under_the_preload() {
+    let exe = cc("thread_exit", &["tests/c/thread_exit.c"], &[]);
+    let plain = run_ok(&exe, &[]);
+    assert!(plain.contains("all passed"), "{plain}");
+    let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
+    assert!(out.contains("all passed"), "{out}");
+}

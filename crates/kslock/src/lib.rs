@@ -172,6 +172,14 @@ pub use lock_api::{
     ArcMutexGuard, ArcReentrantMutexGuard, ArcRwLockReadGuard, ArcRwLockWriteGuard,
 };
 
+/// Thread records created so far (the record pool's high-water mark). For kslock's own tests
+/// (`tests/thread_exit.rs`): not part of the API.
+#[doc(hidden)]
+#[cfg(not(kslock_loom))]
+pub fn __thread_records_created() -> u32 {
+    thread::records_created()
+}
+
 /// The crate README's example runs as a doc test.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

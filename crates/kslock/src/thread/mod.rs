@@ -36,6 +36,7 @@
 //! | `word` | the thread's owner word (changes on reuse) | the pool (registration) | the thread |
 //! | `epoch` | the fork epoch in which the record's thread lives ([`pool`]) | the pool | anyone: `epoch != current` = the thread does not exist (a ghost left by `fork()`) |
 //! | `in_slow` | slow-path sections the thread is inside (wait_locks held, OSQ membership) | the thread | the fork barrier ([`pool`]) |
+//! | `tid` | the kernel thread id of the record's thread | the pool (registration, fork child) | the pool (is the exited thread gone?) |
 //! | `wake_next` | 0 = on no wake chain; `QUEUED \| next id` = on one (next 0 = last) | wakers ([`WakeQ`]) | the waker that queued it |
 //! | `waiter_busy` | 1 while the record's wait node is in use | the thread | the thread |
 //! | `handed_off` | the address of the last lock the thread handed over at unlock, or 0 | the thread | the thread (its next contended lock of that lock skips spinning) |
@@ -58,7 +59,9 @@ use core::ptr;
 #[cfg(not(kslock_loom))]
 mod pool;
 #[cfg(not(kslock_loom))]
-pub(crate) use pool::{by_id, current, current_word, forked, is_dead, slow_enter, try_by_id};
+pub(crate) use pool::{
+    by_id, current, current_word, forked, is_dead, records_created, slow_enter, try_by_id,
+};
 
 #[cfg(kslock_loom)]
 mod loom_pool;
@@ -321,8 +324,11 @@ pub(crate) struct ThreadRec {
     in_slow: AtomicU32,
     /// Deferred-wake chain link (`QUEUED | next id`, or 0).
     wake_next: AtomicU32,
-    /// Pool free-list link (the next free id, or 0).
+    /// Pool list link: the next id on the free list or the exit list ([`pool`]), or 0.
     free_next: AtomicU32,
+    /// The kernel thread id of the record's thread (the pool reuses the record once no thread
+    /// with this id is left in the process).
+    tid: AtomicU32,
     /// 1 while `waiter` is in use.
     waiter_busy: AtomicU32,
     /// The address of the last lock this thread handed over at unlock (or 0): its next
@@ -353,6 +359,7 @@ impl ThreadRec {
                 in_slow: AtomicU32::new(0),
                 wake_next: AtomicU32::new(0),
                 free_next: AtomicU32::new(0),
+                tid: AtomicU32::new(0),
                 waiter_busy: AtomicU32::new(0),
                 handed_off: AtomicUsize::new(0),
                 window_start: AtomicU64::new(0),

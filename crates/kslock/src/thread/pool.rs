@@ -11,14 +11,40 @@
 //! Segments are never unmapped: records are type-stable.
 //!
 //! Ids come from the free list (records of exited threads) or from the high-water mark. The
-//! free list is a Treiber stack of ids with a 32-bit ABA tag in one `AtomicU64`; a record is
-//! pushed when its thread exits (a TLS destructor) and gets a new generation when it is popped,
-//! so its owner word changes (module doc of [`super`]).
+//! free list is a Treiber stack of ids with a 32-bit ABA tag in one `AtomicU64`; a record gets a
+//! new generation when it is popped, so its owner word changes (module doc of [`super`]).
+//!
+//! # Thread exit
+//!
+//! A thread keeps its record until it is gone from the kernel, not merely until some destructor
+//! ran: glibc runs a thread's C++/Rust thread-local destructors first, then its `pthread_key`
+//! destructors (in rounds: a destructor that sets a key value makes glibc run another round,
+//! up to `PTHREAD_DESTRUCTOR_ITERATIONS` = 4), and both may still take locks: jemalloc's
+//! thread cleanup (a key destructor) takes its mutexes, which under the C preload are kslock
+//! locks. A record released at the first destructor was registered again by such a lock and
+//! then never returned: one record leaked per thread exit, until the pool's limit aborted the
+//! program.
+//!
+//! So registration arms a `pthread_key` (`KEY`, its value the record id) whose destructor does
+//! not free the record but pushes it on the **exit list** (`EXITED`) and leaves the thread's
+//! `ME` as it is: whatever the thread locks until it is really gone uses the same record and
+//! owner word. A registration that comes late (in a key destructor, even in the key's own
+//! round) arms the key again and so is still seen by a later round. [`register`], when the
+//! free list is empty, walks the exit list and moves every record whose thread no longer exists
+//! (`tgkill(pid, tid, 0)` fails with `ESRCH`: the kernel unhashed it, no code of it can run) to
+//! the free list; a tid reused by a new thread of the process only delays that. Ghost records
+//! (after `fork()`) on the exit list are dropped: they are never reused. Without a key (the
+//! process used up `PTHREAD_KEYS_MAX`), a Rust thread-local destructor arms the exit list
+//! instead. What remains unreturned: a thread whose *first* kslock lock comes after its last
+//! destructor round (glibc's own clean-up after the key destructors), one record per such
+//! exit.
 //!
 //! | static | meaning |
 //! |--------|---------|
 //! | `HWM` | ids handed out so far (SeqCst: the fork barrier must see every record in use) |
 //! | `FREE` | `tag << 32 \| id` of the free-list top (0 = empty) |
+//! | `EXITED` | id of the exit-list top (0 = empty); only pushed and taken whole, so no tag |
+//! | `KEY` | the exit key, valid once `HOOKS` is 2 and `KEY_OK` is 1 |
 //! | `EPOCH` | how many `fork()`s this process descends from |
 //! | `FORKING` | 1 while a `fork()` in this process waits in its prepare handler |
 //!
@@ -76,9 +102,15 @@ static HWM: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0
 static FREE: AtomicU64 = AtomicU64::new(0);
 static EPOCH: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 static FORKING: AtomicU32 = AtomicU32::new(0);
-/// 0: fork handlers not registered, 1: being registered, 2: registered.
-static ATFORK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
-/// Records in use by live threads (for tests).
+/// 0: process hooks (fork handlers, exit key) not set up, 1: being set up, 2: set up.
+static HOOKS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+/// The exit key (module doc, "Thread exit"); valid when `KEY_OK` is 1.
+static KEY: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+/// 1 when `KEY` was created, 0 when `pthread_key_create` failed (or not yet).
+static KEY_OK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+/// Top of the exit list: records of threads that ran their exit destructor (0 = empty).
+static EXITED: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+/// Records not on the free list (for tests).
 pub(crate) static LIVE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
 /// The calling thread's record and owner word (null/0 before registration).
@@ -93,23 +125,22 @@ thread_local! {
     static RELEASE: Releaser = const { Releaser(Cell::new(0)) };
 }
 
-/// Returns the record to the free list when its thread exits.
+/// Without an exit key: puts the record on the exit list when the thread's thread-locals are
+/// destroyed (the thread keeps using it until it is gone).
 struct Releaser(Cell<u32>);
 
 impl Drop for Releaser {
     fn drop(&mut self) {
         let id = self.0.get();
         if id != 0 {
-            let _ = ME.try_with(|m| {
-                m.set(Me {
-                    rec: ptr::null(),
-                    word: 0,
-                })
-            });
-            LIVE.fetch_sub(1, Relaxed);
-            push_free(id);
+            push_exited(id);
         }
     }
+}
+
+/// The exit key's destructor (module doc, "Thread exit"): `value` is the record id.
+extern "C" fn on_thread_exit(value: *mut libc::c_void) {
+    push_exited(value as usize as u32);
 }
 
 /// The record with id `id`, if it exists (never for 0). See the module doc for why this is
@@ -157,6 +188,11 @@ pub(crate) fn current_word() -> u64 {
     register().1
 }
 
+/// Records created so far (the high-water mark of ids).
+pub(crate) fn records_created() -> u32 {
+    HWM.load(Relaxed)
+}
+
 /// Has this process been created by `fork()` from a process that used kslock (so ghosts may
 /// exist)?
 #[inline]
@@ -172,7 +208,7 @@ pub(crate) fn is_dead(rec: &ThreadRec) -> bool {
 
 #[cold]
 fn register() -> (&'static ThreadRec, u64) {
-    let id = pop_free().unwrap_or_else(new_id);
+    let id = pop_free().or_else(reap_exited).unwrap_or_else(new_id);
     let rec = by_id(id);
     // A new generation: the word of the record's previous thread (maybe still in a lock it
     // never unlocked) must not match ours. Skip 0 so that no word is 0.
@@ -193,11 +229,77 @@ fn register() -> (&'static ThreadRec, u64) {
             word,
         })
     });
+    rec.tid.store(gettid(), Relaxed);
     LIVE.fetch_add(1, Relaxed);
-    // If the thread is already tearing down its TLS, the record is simply never returned.
-    let _ = RELEASE.try_with(|r| r.0.set(id));
-    register_atfork();
+    set_up_hooks();
+    arm_exit(id);
     (rec, word)
+}
+
+/// Makes sure the record `id` reaches the exit list when the calling thread exits.
+fn arm_exit(id: u32) {
+    if KEY_OK.load(Relaxed) == 1 {
+        // SAFETY: KEY is a live key (created once, never deleted); the value is an id, not a
+        // pointer anyone dereferences. glibc may allocate a second-level block here for keys
+        // past the first 32: ME is already published, so an allocator re-entering kslock finds
+        // the thread registered.
+        let r = unsafe {
+            libc::pthread_setspecific(KEY.load(Relaxed), id as usize as *const libc::c_void)
+        };
+        if r == 0 {
+            return;
+        }
+    }
+    // If the thread is already tearing down its thread-locals, the record is never returned.
+    let _ = RELEASE.try_with(|r| r.0.set(id));
+}
+
+fn gettid() -> u32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+/// Does no thread with kernel id `tid` exist in this process any more?
+fn is_gone(tid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the thread exists; nothing is sent.
+    let r = unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid as libc::c_long, 0) };
+    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+fn push_exited(id: u32) {
+    let rec = by_id(id);
+    let mut top = EXITED.load(Relaxed);
+    loop {
+        rec.free_next.store(top, Relaxed);
+        // Release publishes `free_next` to whoever takes the list. A push needs no ABA tag: it
+        // succeeds only if `top` is still the top, which is all it relies on.
+        match EXITED.compare_exchange_weak(top, id, Release, Relaxed) {
+            Ok(_) => return,
+            Err(t) => top = t,
+        }
+    }
+}
+
+/// Moves the records on the exit list whose threads are gone to the free list (ghosts are
+/// dropped), puts the others back, and pops one free record.
+#[cold]
+fn reap_exited() -> Option<u32> {
+    // Acquire pairs with the pushes' Release (their `free_next`).
+    let mut id = EXITED.swap(0, Acquire);
+    while id != 0 {
+        let rec = by_id(id);
+        let next = rec.free_next.load(Relaxed);
+        if is_dead(rec) {
+            // A thread of the parent at the fork: never reused (module doc, "fork()").
+        } else if is_gone(rec.tid.load(Relaxed)) {
+            LIVE.fetch_sub(1, Relaxed);
+            push_free(id);
+        } else {
+            push_exited(id);
+        }
+        id = next;
+    }
+    pop_free()
 }
 
 /// A fresh id from the high-water mark, its segment created if needed.
@@ -308,27 +410,36 @@ pub(crate) fn slow_enter(me: &ThreadRec) {
     }
 }
 
-fn register_atfork() {
+/// Sets up the fork handlers and the exit key, once per process.
+fn set_up_hooks() {
     // Every thread returns only once the handlers are registered: a thread that returned while
     // another was still registering could be inside a slow section during a fork that runs no
     // barrier (a child then found a wait_lock held by a ghost).
-    match ATFORK.compare_exchange(0, 1, Acquire, Acquire) {
+    match HOOKS.compare_exchange(0, 1, Acquire, Acquire) {
         Ok(_) => {}
         Err(2) => return,
         Err(_) => {
             // Acquire pairs with the Release store of 2 below.
-            while ATFORK.load(Acquire) != 2 {
-                let _ = crate::sys::futex_wait(&ATFORK, 1, None);
+            while HOOKS.load(Acquire) != 2 {
+                let _ = crate::sys::futex_wait(&HOOKS, 1, None);
             }
             return;
         }
+    }
+    let mut key: libc::pthread_key_t = 0;
+    // SAFETY: `key` is a valid out-pointer and the destructor an `extern "C" fn` that lives as
+    // long as the program. glibc's pthread_key_create does not allocate.
+    if unsafe { libc::pthread_key_create(&mut key, Some(on_thread_exit)) } == 0 {
+        KEY.store(key, Relaxed);
+        KEY_OK.store(1, Relaxed);
     }
     // SAFETY: the three handlers are `extern "C" fn()` that stay valid for the program's life
     // (or are unregistered with the DSO by glibc's pthread_atfork wrapper).
     let r = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
     assert_eq!(r, 0, "kslock: pthread_atfork failed");
-    ATFORK.store(2, Release);
-    crate::sys::futex_wake(&ATFORK, i32::MAX);
+    // Release publishes KEY and KEY_OK to every thread that sees 2.
+    HOOKS.store(2, Release);
+    crate::sys::futex_wake(&HOOKS, i32::MAX);
 }
 
 /// Fork barrier: wait until no other thread is inside a slow-path section.
@@ -361,6 +472,7 @@ extern "C" fn child() {
     let live = match unsafe { me.as_ref() } {
         Some(rec) => {
             rec.epoch.store(epoch, Relaxed);
+            rec.tid.store(gettid(), Relaxed);
             1
         }
         None => 0,
