@@ -71,6 +71,16 @@ events! {
     rwsem_want_set,
     /// A spinning writer gave WRITER_WANT up without the lock.
     rwsem_want_dropped,
+    /// A writer did not spin: NONSPINNABLE, or a sleeping writer owner.
+    rwsem_write_nospin,
+    /// A writer's spin ended: HANDOFF reserved the lock for the head.
+    rwsem_spin_stop_handoff,
+    /// A writer's spin ended: NONSPINNABLE.
+    rwsem_spin_stop_nonspinnable,
+    /// A writer's spin ended: its budget or the reader bound ran out.
+    rwsem_spin_stop_budget,
+    /// A writer's spin ended: the owner does not run (or the OSQ gave up).
+    rwsem_spin_stop_owner,
     /// A writer queued.
     rwsem_write_queued,
     /// A queued writer slept.
