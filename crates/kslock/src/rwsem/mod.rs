@@ -1,0 +1,422 @@
+//! The kernel rw-semaphore (kernel-locks.md A) for user space: one atomic add to read-lock,
+//! one CAS to write-lock; writers spin through the OSQ while a writer owner runs and for a
+//! bounded time on reader owners, keeping new readers out meanwhile (`WRITER_WANT`); blocked
+//! readers wait out a writer phase on the count word before they queue and are woken in bulk
+//! (up to 256 per wake, also those queued behind writers); the head writer reserves the lock
+//! (HANDOFF) against readers while it is awake, and against writers after
+//! [`RwSemPolicy::HANDOFF_NS`] (≈ 4 ms) of waiting.
+//!
+//! # `count` (64 bits)
+//!
+//! | bits | name | meaning | who sets / clears it |
+//! |------|------|---------|----------------------|
+//! | 0 | `WRITER_LOCKED` | a writer holds the lock | set by the writer's CAS (fast path, spinner, `try_write_lock` under the wait_lock); cleared by `write_unlock` / `downgrade` (the holder) |
+//! | 1 | `WAITERS` | the wait list is non-empty (unlock must wake) | set and cleared **only under the wait_lock**, in the same RMW as the list change's count effect |
+//! | 2 | `HANDOFF` | the lock is reserved for the head waiter: no fast-path reader, stealing reader, spinning or non-first writer may take it | set **only under the wait_lock** (a writer past its timeout in `try_write_lock`; `mark_wake` when a writer stole the lock from a head reader past its timeout); cleared only under the wait_lock (the head takes the lock, readers are granted, or the list empties) |
+//! | 3 | `WOKEN` | a wakeup of the head **writer** is in flight: unlocks skip `rwsem_wake` (no wait_lock, no second wake); not a kernel bit (Go's `mutexWoken`, kslock's mutex `WOKEN`) | set under the wait_lock by `mark_wake` when it queues the head writer's wakeup | cleared under the wait_lock by a queued writer before each retry, and when a waiter leaves the list |
+//! | 4 | `WRITER_WANT` | a running writer (the OSQ holder) waits for the readers to drain: no fast-path, spinning or granted reader joins; not a kernel bit (parking_lot's writer bit set while readers drain plays this part) | the OSQ-holding writer, when it finds the lock held by readers only (RMW) | the same writer: in the CAS that takes the lock, or when its spin ends without it (`drop_want`, which then wakes the waiters an unlock of its own would have woken) |
+//! | 5–7 | — | reserved (0) | — |
+//! | 8–62 | readers | reader count, `READER_BIAS` = 1 << 8 | any reader (add/sub), `mark_wake` (adds the biases of granted readers) |
+//! | 63 | `READ_FAIL` | overflow guard: never set in a valid state (it would take 2^55 read locks) | — (a reader that sees it takes its bias back and panics) |
+//!
+//! Unlocked = 0. The reader bits do not prove read ownership: a reader whose fast path failed
+//! keeps its bias in `count` ("phantom bias") until it steals the lock or queues; so "writer
+//! bit + reader biases" is a legal transient state, and whoever removes a phantom bias behaves
+//! like a read unlock (wakes when the lock becomes free with waiters) or re-checks the count
+//! after queueing.
+//!
+//! # `owner` (a hint; never proves ownership)
+//!
+//! | bits | meaning | who writes |
+//! |------|---------|------------|
+//! | 0 `OWNER_READER` | READER_OWNED: readers hold (or last held) the lock; the address names the last reader | readers on acquire (only if the word changes), `mark_wake` on a grant, `downgrade` |
+//! | 1 `OWNER_NONSPINNABLE` | a writer spun on these readers past its bound: writers queue at once until readers next drain | set by a spinning writer (CAS, only while still reader-owned); cleared when a reader unlock or an enqueue finds the lock free, or by a writer's owner store |
+//! | 7–63 | the owner's `ThreadRec` address (128-aligned, type-stable) or 0 | a writer stores itself after acquiring and 0 before releasing `count` |
+//!
+//! In user space nothing disables preemption, so `owner` can lag `count` arbitrarily (a writer
+//! preempted between its CAS and its owner store): every spin on a 0 owner is budgeted.
+//!
+//! # Paths
+//!
+//! ```text
+//!  read:  fetch_add(+BIAS) ──no WRITER/HANDOFF/WANT/READ_FAIL──> held
+//!            └─> read_contended: [S4 spin] ─> re-check ─> drop bias, spin on count
+//!                                ─> queue: spin on the grant ─> sleep until granted
+//!  write: CAS 0 -> WRITER_LOCKED ──> held
+//!            └─> write_contended: OSQ spin (writer owner runs / bounded on readers)
+//!                                 ─> queue: try_write_lock ─> [head+HANDOFF: spin] ─> sleep
+//!  unlock: sub ──WAITERS and lock now free (read) / WAITERS (write)──> wake (S0 policy)
+//! ```
+//!
+//! **Readers and sleeping writers** (a user-space departure from the kernel): `WAITERS` does
+//! not keep readers out; only a writer that holds the lock or waits *awake* does (`WRITER_LOCKED`,
+//! `WRITER_WANT`, `HANDOFF`). The kernel sends every reader to the queue while anyone waits;
+//! with more threads than CPUs someone always waits, so readers slept behind writers that were
+//! themselves asleep, and the lock idled through both wakeups (issue 11: 1.1 of 2 CPUs busy at
+//! 32 threads, 90% reads). A sleeping writer costs readers nothing here; when it wakes it
+//! raises `HANDOFF` and the readers drain within one read section. Its wait stays bounded: it
+//! sleeps with its handoff timeout as a timer, and after `MAX_HANDOFF_DROPS` it keeps `HANDOFF`
+//! while asleep. If the fast path failed and a re-check finds nothing blocking, the reader holds
+//! the lock (its bias is in); if it is the only reader and waiters exist it wakes the queued
+//! readers to join it.
+//!
+//! **Blocked readers** (default policy, S4 `Off`) drop their bias and spin on `count` under the
+//! calibrated cap ([`crate::spin_cap_ns`], the cost of the sleep it replaces) while the writer
+//! that blocks them runs (the oracle) or waits awake for readers to drain, and join with a CAS
+//! as soon as nothing blocks readers. Only then do they queue, and a queued reader still polls
+//! its own grant word while such a writer runs before it sleeps.
+//!
+//! **Queueing** re-checks the count in the same RMW that removes the phantom bias and sets
+//! `WAITERS`: a free lock wakes the head, a reader-held lock lets a head reader join. This
+//! closes the window in which an unlocker saw the phantom bias, or did not yet see `WAITERS`.
+//!
+//! **Yield before queueing** (user space): a writer whose spin failed, or a blocked reader whose
+//! wait on the count failed, gives its CPU away and tries again, [`PRE_QUEUE_YIELDS`] times,
+//! before it queues. With more threads than CPUs a spin mostly fails because the holder was
+//! preempted; a thread that then sleeps needs a wakeup and a CPU before it can take the lock
+//! again, and once most threads slept that way one CPU idled while the other ran the lock alone
+//! (50% reads, 8–96 threads: 1.04–1.4 CPUs busy). A yield lets the preempted holder run and keeps
+//! the waiter runnable: both CPUs stay busy (CS load 1: 0.5–0.8× → 0.8× parking_lot; CS load
+//! 100: 0.9× → 1.2×). Fairness stays with the queue: a queued writer reserves the lock.
+//!
+//! **Writer spinning** (seed S2): through the OSQ (one poller per lock), while the owner writer
+//! runs (the [`crate::spin`] oracle), on a 0 owner within the budget, and on a reader-owned lock
+//! for at most `R = cap × (20 + min(readers, 30)) / 50` — the kernel's `(10 + min(readers,30)/2)`
+//! µs with 25 µs scaled to the calibrated spin cap ([`crate::spin_cap_ns`], ≈ 20 µs on the
+//! development VM: 8–20 µs). While it spins on readers it holds `WRITER_WANT`, so no new reader
+//! joins and the wait is the longest remaining read section; that is why this phase is bounded
+//! by R alone and not by the lock's adaptive budget, which learns writer hold times (a budget
+//! shrunk below one read section failed every such spin: 2 threads, 90% reads, CS load 100 went
+//! from 0.6× to 1.1× parking_lot with this bound). When R expires while the lock is still
+//! reader-owned the writer sets `NONSPINNABLE` and gives `WRITER_WANT` up. With
+//! [`ReaderOwnedSpin::Never`] writers stop as soon as the lock is reader-held.
+//!
+//! **Writer waiting**: a head writer that finds the lock held by readers only raises `HANDOFF`
+//! at once (it is awake; the readers drain within one read section); against a writer owner it
+//! waits for its timeout, as the kernel does. With `HANDOFF` set it spins on the owner
+//! (first-waiter spinning, under the cap: `Spin::for_handover`) and retries as soon as the
+//! lock looks free instead of sleeping; before it sleeps it drops the reservation (at most
+//! `MAX_HANDOFF_DROPS` times per wait), so a sleeping writer never keeps readers out. A writer
+//! that has not yet reached its handoff timeout sleeps with that timeout as an extra deadline
+//! (user-space addition): when it fires, `try_write_lock` raises `HANDOFF`, so the starvation
+//! bound holds even under a stream of spinning readers (S4 `On`), which never let the count drop
+//! to zero and so never trigger an unlock wakeup.
+//!
+//! **Wakeup** (`mark_wake`, wait_lock held): a head writer is woken (never granted; it re-competes
+//! and a spinner may win). A head reader is granted together with every queued reader (≤ 256,
+//! also those behind writers): pass 1 adds the biases of all of them to `count`, pass 2 unlinks
+//! each, copies its `ThreadRec` into a [`WakeQ`] and publishes the grant with a Release store,
+//! after which the waker never touches the waiter (its frame may vanish at once). The futex
+//! wakes run after the wait_lock is dropped.
+//!
+//! **Unlock wake path** (seed S0, [`RwSemPolicy::WAKE`]):
+//! * `Deferred`: take the wait_lock, `mark_wake`, drop it, wake.
+//! * `TrylockIfSpinner` (2015): while a spinner is queued on the OSQ, the unlocker only
+//!   *trylocks* the wait_lock. The 2015 patch then trusted the spinner to wake later; that lost
+//!   wakeups once handoff existed (why upstream removed it in 2019). kslock keeps the trylock but
+//!   makes it safe: a failed trylock sets `AUX_WAKE_PENDING`, issues a SeqCst fence and trylocks
+//!   once more; every wait_lock holder, after unlocking, fences and runs a pending wake. By the
+//!   fence rules either the second trylock sees the unlock or the holder sees the flag.
+//! * `WakeFlag` (2013): `AUX_WAKING` is set by the unlocker that wakes; an unlocker that finds it
+//!   set returns at once. The waker clears it with an RMW (AcqRel) *after* taking the wait_lock
+//!   and only then reads the queue and count, so every unlocker that skipped is seen.
+//!
+//! **Reader spinning** (seed S4, [`RwSemPolicy::READER_SPIN`]): `Off` (default) — readers never
+//! spin. `Limited` — the reader that wins `AUX_READER_SPINNER` drops its phantom bias and spins
+//! through the OSQ while a writer holds the lock; it joins only if no writer/HANDOFF is set and
+//! it would not join a reader group with waiters (the stealing rule), and then wakes the queued
+//! readers (`mark_wake(ReadOwned)`). `On` — every reader spins like that and joins any lock
+//! without a writer or HANDOFF (pre-v5.11); the writer's handoff timer bounds starvation.
+//!
+//! # Recursive reads
+//!
+//! `read`/`lock_shared` taken by a thread that already holds a read lock **can deadlock**: as
+//! soon as a writer queues, `WAITERS` sends new readers to the slow path, the stealing rule
+//! queues them behind the writer, and the writer waits for the outer read lock. `read_recursive`
+//! (`lock_shared_recursive`) ignores `WAITERS` and `HANDOFF` and waits only while
+//! `WRITER_LOCKED` is set. `WRITER_LOCKED` can only be set while no reader bias is counted, so a
+//! recursive read **never blocks while the calling thread holds a read lock on the same
+//! RwSem** (plain or recursive, also one obtained by `downgrade`). It overtakes queued writers,
+//! so use it only for nesting; without an outer read lock it is a reader that ignores fairness.
+//!
+//! # Memory orderings
+//!
+//! * Acquire: the read fast-path add, the write CASes, the queue-path fresh `count` load, the
+//!   `mark_wake` head-bias add; each pairs with the Release of the unlock RMW (`read_unlock`
+//!   sub, `write_unlock` sub, `downgrade` add) that it reads from or follows in `count`'s RMW
+//!   chain.
+//! * A reader grant (`Waiter::state = GRANTED`, Release) pairs with the waiter's Acquire load;
+//!   the waker read `count` with Acquire first, so the previous writer's data is visible.
+//! * `WAITERS` is set with Relaxed RMWs: `count`'s modification order alone decides whether an
+//!   unlock RMW sees it or the enqueuer's subsequent count read sees the unlock.
+//! * `WRITER_WANT` is raised and dropped with Relaxed RMWs, for the same reason: a reader that
+//!   queued because of it did so with an RMW on `count` (the queueing re-check), so either that
+//!   RMW follows the drop and sees the bit clear (and grants itself), or the drop follows it and
+//!   sees `WAITERS` (and wakes). The writer takes the lock with an Acquire CAS that clears it.
+//! * A blocked reader's spin joins with an Acquire CAS, pairing with the Release of the unlock
+//!   that cleared what blocked it.
+//! * `owner` is a hint re-checked against `count`; it is read Relaxed even where the record it
+//!   names is then read by spinners (`is_parked`, `cpu`): an owner word holds a record *id*,
+//!   which [`writer_owner`] turns into a record through the pool's segment table (Release
+//!   publication, Acquire load: [`crate::thread`]), so the record's initialisation
+//!   happens-before those reads whatever ordering `owner` had. Records are never freed and all
+//!   their fields are atomics: a stale owner word gives a stale hint, never a bad read. The
+//!   stores of `owner` stay Release (free on x86) so that a Relaxed reader's hint is at least as
+//!   new as the `count` change it follows.
+//! * S0 flags: see above (AcqRel RMWs for `WakeFlag`, SeqCst fences for `TrylockIfSpinner`).
+//!
+//! # Misuse
+//!
+//! Always on, because they cost a load or nothing, and each reads before it writes, so a
+//! misused lock is never modified and no other thread ever sees a count corrupted by the
+//! misuse (a check that subtracts first and restores afterwards lets another thread act on the
+//! corrupt value in between: a reader's add can cancel the borrow and a writer then enters):
+//!
+//! * `write_unlock` / `downgrade` without the writer bit: a load before the RMW (only the
+//!   holder clears the bit; a second misuse racing the first is caught by the RMW's old value
+//!   and undone).
+//! * `read_unlock` with no reader counted: the unlock is a CAS loop that checks the value it
+//!   replaces (as cheap as a `fetch_sub` when the count is not changing under it).
+//!
+//! A `read_unlock` by a thread that holds no read lock while other readers hold one cannot be
+//! told from theirs (readers are counted, not named) and releases one of their locks, as in
+//! every reader-count lock.
+//!
+//! `write_unlock` / `downgrade` by a thread other than the owner panics in debug builds and
+//! with feature `debug-locks` (it needs the thread record).
+
+use core::marker::PhantomData;
+
+use crate::chaos::{self, Site};
+use crate::events::{self, Event as Ev};
+use crate::osq::Osq;
+use crate::policy::{DefaultPolicy, ReaderOwnedSpin, ReaderSpin, RwSemPolicy, WakePolicy};
+use crate::spin::{Spin, SpinStats, Stop};
+use crate::sync::{fence, loom_const_fn, AtomicU32, AtomicU64, Ordering::*};
+use crate::sys::{self, Deadline};
+use crate::thread::{self, current, current_word, Kind, ThreadRec, WaitSlot, Waiter, WakeQ};
+use crate::wait::{WaitList, WaitLock};
+
+/// The `count` word's type.
+type State = u64;
+
+/// A writer holds the lock.
+const WRITER_LOCKED: State = 1 << 0;
+/// The wait list is non-empty (wait_lock held to change).
+const WAITERS: State = 1 << 1;
+/// A wakeup of the head writer is in flight: unlockers need not wake (wait_lock held to set).
+///
+/// No lost wakeup: an unlock skips `wake` only if its count RMW saw `WOKEN`; the woken writer
+/// clears `WOKEN` (an RMW on the same word) before it retries, so either its retry sees that
+/// unlock or a later unlock sees `WOKEN` clear and wakes the head again. A waiter leaving the
+/// list clears it, so a wakeup owed to a departed head is re-sent to the new one.
+const WOKEN: State = 1 << 3;
+/// The lock is reserved for the head waiter (wait_lock held to change).
+const HANDOFF: State = 1 << 2;
+/// A running writer holding the OSQ waits for the readers to drain: new readers stay out
+/// (owned by the OSQ holder: only it sets and clears the bit).
+const WRITER_WANT: State = 1 << 4;
+/// Reader count position.
+const READER_SHIFT: u32 = 8;
+/// One reader.
+const READER_BIAS: State = 1 << READER_SHIFT;
+/// Overflow/underflow guard: set only in a corrupted state.
+const READ_FAIL: State = 1 << 63;
+/// All reader-count bits.
+const READER_MASK: State = !(READER_BIAS - 1) & !READ_FAIL;
+/// Anybody (writer or readers, phantom biases included) holds the lock.
+const LOCK_MASK: State = WRITER_LOCKED | READER_MASK;
+/// Any of these sends a fast-path reader to the slow path. `WAITERS` is not one: a sleeping
+/// waiter does not keep running readers out (module doc, "Readers and sleeping writers").
+const READ_FAILED_MASK: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | READ_FAIL;
+/// A reader may not join while any of these is set (the fail mask without the guard).
+const READ_BLOCKED: State = WRITER_LOCKED | HANDOFF | WRITER_WANT;
+
+/// `owner`: readers own (or last owned) the lock.
+const OWNER_READER: u64 = 1 << 0;
+/// `owner`: writers must not spin until readers drain.
+const OWNER_NONSPINNABLE: u64 = 1 << 1;
+/// How often a head writer may drop its HANDOFF reservation before sleeping (per wait).
+const MAX_HANDOFF_DROPS: u32 = 2;
+/// A head writer that dropped HANDOFF sleeps at most `HANDOFF_NS / REARM_DIV` before it
+/// re-raises it (0.5 ms with the kernel's 4 ms): with `MAX_HANDOFF_DROPS` = 2 this adds at
+/// most a quarter of the handoff timeout to the writer's bound.
+const REARM_DIV: u64 = 8;
+/// `owner`: the flag bits.
+const OWNER_FLAGS: u64 = OWNER_READER | OWNER_NONSPINNABLE;
+const _: () = assert!(OWNER_FLAGS & !thread::OWNER_FLAGS == 0);
+
+/// `aux` (S0 `WakeFlag`): an unlocker is waking; others may return at once.
+const AUX_WAKING: u32 = 1 << 0;
+/// `aux` (S0 `TrylockIfSpinner`): an unlocker failed to trylock the wait_lock; its holder must
+/// wake on its behalf after unlocking.
+const AUX_WAKE_PENDING: u32 = 1 << 1;
+/// `aux` (S4 `Limited`): a representative reader is spinning.
+const AUX_READER_SPINNER: u32 = 1 << 2;
+
+/// `Waiter::state` of a reader: still waiting.
+const GRANT_WAITING: u32 = 0;
+/// `Waiter::state` of a reader: the lock is held on its behalf (published with Release).
+const GRANT_GRANTED: u32 = 1;
+
+/// Readers granted per wake (the kernel's `MAX_READERS_WAKEUP`).
+const MAX_READERS_WAKEUP: usize = 256;
+
+/// Whether a waiting writer arms its handoff timeout as an extra sleep deadline. Off under
+/// loom, whose clock is frozen and whose timed waits time out at once (the timer would only
+/// make every model sleep a busy loop).
+const HANDOFF_TIMER: bool = !cfg!(kslock_loom);
+
+/// How often a writer whose spin failed, or a reader whose wait on the count failed, gives
+/// its CPU away (`sched_yield`) and tries again before it queues (module doc, "Yield before
+/// queueing"). 4: A/B on the 2-vCPU VM with 0, 2, 4, 8, 16 (50% and 90% reads, CS load 1/20/100,
+/// 2–96 threads): 0 left one CPU idle at 8+ threads (1.04–1.4 CPUs busy, 0.5–0.8× parking_lot);
+/// 2–8 kept both busy and were within noise of each other; 16 lost up to 20% at CS load 20.
+/// parking_lot's `SpinWait` yields up to 7 times before it parks. None under loom (the yields
+/// only delay the queueing, which the models cover).
+const PRE_QUEUE_YIELDS: u32 = if cfg!(kslock_loom) { 0 } else { 4 };
+
+/// Owner checks that need the thread record.
+const DEBUG_LOCKS: bool = cfg!(any(debug_assertions, feature = "debug-locks"));
+
+type Wq = WakeQ;
+
+/// What `mark_wake` may do (the kernel's wake types).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WakeType {
+    /// The lock is (or was just) free: wake a head writer or grant the readers.
+    Any,
+    /// Readers hold the lock, the caller does not: only let head readers join.
+    Readers,
+    /// The caller holds a read lock (downgrade, stealing/spinning reader): grant head readers
+    /// without the trial bias.
+    ReadOwned,
+}
+
+/// Result of a reader's optimistic spin attempt.
+enum ReaderSpinResult {
+    /// Did not spin; the phantom bias is still counted.
+    Skipped,
+    /// Holds the read lock.
+    Acquired,
+    /// Spun and failed; the bias was dropped.
+    Failed,
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn misuse(what: &str) -> ! {
+    panic!("kslock: RwSem {what}")
+}
+
+/// The record of a writer named by `owner` (None: no owner, reader-owned, or an unknown word).
+/// `owner` may have been read Relaxed: records are reached through the pool's own
+/// Release/Acquire table ([`thread::owner_rec`]), not through this word.
+#[inline]
+fn writer_owner(o: u64) -> Option<&'static ThreadRec> {
+    if o & OWNER_READER != 0 {
+        return None;
+    }
+    thread::owner_rec(o & !OWNER_FLAGS)
+}
+
+/// The kernel rw-semaphore. All-zero is unlocked; see the module doc for the state tables.
+///
+/// `P` picks the seed policies ([`crate::policy`]); the default costs nothing on the fast path.
+#[repr(C)]
+pub struct RawRwSem<P: RwSemPolicy = DefaultPolicy> {
+    /// Writer bit, waiters, handoff, reader count (module doc table).
+    count: AtomicU64,
+    /// Owner hint: `ThreadRec` address | `OWNER_READER` | `OWNER_NONSPINNABLE`.
+    owner: AtomicU64,
+    /// The FIFO of sleeping waiters (guarded by `wait_lock`).
+    wait_list: WaitList,
+    /// Writers' (and S4 readers') spinner queue.
+    osq: Osq,
+    /// Guards `wait_list`, `WAITERS`, `HANDOFF`.
+    wait_lock: WaitLock,
+    /// The adaptive spin budget of this lock.
+    stats: SpinStats,
+    /// Policy flags: `AUX_WAKING`, `AUX_WAKE_PENDING`, `AUX_READER_SPINNER`.
+    aux: AtomicU32,
+    _policy: PhantomData<fn() -> P>,
+}
+
+#[cfg(not(kslock_loom))]
+const _: () = assert!(core::mem::size_of::<RawRwSem>() <= 56);
+
+impl<P: RwSemPolicy> core::fmt::Debug for RawRwSem<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let c = self.count.load(Relaxed);
+        f.debug_struct("RawRwSem")
+            .field("writer", &(c & WRITER_LOCKED != 0))
+            .field("readers", &((c & READER_MASK) >> READER_SHIFT))
+            .field("waiters", &(c & WAITERS != 0))
+            .field("handoff", &(c & HANDOFF != 0))
+            .finish()
+    }
+}
+
+impl<P: RwSemPolicy> Default for RawRwSem<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: RwSemPolicy> RawRwSem<P> {
+    loom_const_fn! {
+        /// An unlocked rw-semaphore (all-zero).
+        pub fn new() -> Self {
+            RawRwSem {
+                count: AtomicU64::new(0),
+                owner: AtomicU64::new(0),
+                wait_list: WaitList::new(),
+                osq: Osq::new(),
+                wait_lock: WaitLock::new(),
+                stats: SpinStats::new(),
+                aux: AtomicU32::new(0),
+                _policy: PhantomData,
+            }
+        }
+    }
+}
+
+mod read;
+mod wake;
+mod write;
+
+#[cfg(not(kslock_loom))]
+mod api;
+#[cfg(not(kslock_loom))]
+pub use api::{RwSem, RwSemReadGuard, RwSemWith, RwSemWriteGuard};
+
+#[cfg(all(test, not(kslock_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_and_zero_init() {
+        assert!(core::mem::size_of::<RawRwSem>() <= 56);
+        // SAFETY: all-zero is the documented unlocked state.
+        let z: RawRwSem = unsafe { core::mem::zeroed() };
+        assert!(!z.is_locked());
+        z.write();
+        // SAFETY: held.
+        unsafe { z.write_unlock() };
+        z.read();
+        // SAFETY: held.
+        unsafe { z.read_unlock() };
+        assert_eq!(z.count.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn masks_are_disjoint() {
+        assert_eq!(
+            READER_MASK & (WRITER_LOCKED | WAITERS | HANDOFF | WOKEN | READ_FAIL),
+            0
+        );
+        assert_eq!(READER_MASK.count_ones(), 55);
+        assert_eq!(OWNER_FLAGS & 127, OWNER_FLAGS);
+    }
+}

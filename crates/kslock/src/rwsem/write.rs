@@ -1,0 +1,477 @@
+//! The write side: fast paths, the writer's optimistic spin (`WRITER_WANT`), queueing,
+//! `try_write_lock` and first-waiter spinning. State tables and rules: [`super`].
+
+use super::*;
+
+impl<P: RwSemPolicy> RawRwSem<P> {
+    /// Acquires the write lock, spinning or sleeping if needed (`down_write`).
+    #[inline]
+    pub fn write(&self) {
+        if self
+            .count
+            .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
+            .is_ok()
+        {
+            self.owner.store(current_word(), Release);
+            return;
+        }
+        self.write_contended(None);
+    }
+
+    /// Takes the write lock only if the lock is entirely free (no holder, no waiter).
+    #[inline]
+    pub fn try_write(&self) -> bool {
+        if self
+            .count
+            .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
+            .is_ok()
+        {
+            self.owner.store(current_word(), Release);
+            return true;
+        }
+        false
+    }
+
+    /// Seed S3 for the write side: like [`try_write`](Self::try_write), but when the lock is
+    /// held it spins (through the OSQ, under the same rules as a writer's optimistic spin)
+    /// while that can pay before failing. Never sleeps.
+    pub fn try_write_spin(&self) -> bool {
+        if self.try_write() {
+            return true;
+        }
+        let me = current();
+        self.write_can_spin() && self.write_optimistic_spin(me)
+    }
+
+    /// Acquires the write lock, giving up at `timeout` from now.
+    pub fn try_write_for(&self, timeout: std::time::Duration) -> bool {
+        self.try_write() || self.write_contended(Some(sys::deadline_after(timeout)))
+    }
+
+    /// Acquires the write lock, giving up at `deadline`.
+    pub fn try_write_until(&self, deadline: std::time::Instant) -> bool {
+        self.try_write() || self.write_contended(Some(sys::deadline_from_instant(deadline)))
+    }
+
+    /// Releases the write lock (`up_write`).
+    ///
+    /// # Safety
+    /// The calling thread holds the write lock. Unlocking a lock that is not write-locked is
+    /// detected and panics; unlocking another thread's write lock panics in debug builds and
+    /// with feature `debug-locks`.
+    #[inline]
+    pub unsafe fn write_unlock(&self) {
+        if DEBUG_LOCKS {
+            self.check_write_owner("write_unlock");
+        }
+        // Check before writing: a lock that is not write-locked is never modified, so no other
+        // thread sees a count corrupted by a misuse (only this thread's holder clears the bit).
+        if self.count.load(Relaxed) & WRITER_LOCKED == 0 {
+            misuse("write_unlock of a lock that is not write-locked");
+        }
+        self.owner.store(0, Relaxed);
+        let old = self.count.fetch_sub(WRITER_LOCKED, Release);
+        if old & WRITER_LOCKED == 0 {
+            // Another misused unlock cleared the bit between our check and our RMW.
+            self.count.fetch_add(WRITER_LOCKED, Relaxed);
+            misuse("write_unlock of a lock that is not write-locked");
+        }
+        if old & (WAITERS | WOKEN) == WAITERS {
+            self.wake();
+        }
+    }
+
+    /// Turns the write lock into a read lock without letting a writer in between, and lets
+    /// queued readers join (`downgrade_write`).
+    ///
+    /// # Safety
+    /// The calling thread holds the write lock (checked as in [`write_unlock`](Self::write_unlock)).
+    pub unsafe fn downgrade(&self) {
+        let me = current();
+        if DEBUG_LOCKS {
+            self.check_write_owner("downgrade");
+        }
+        // Check before writing, as in `write_unlock`.
+        if self.count.load(Relaxed) & WRITER_LOCKED == 0 {
+            misuse("downgrade of a lock that is not write-locked");
+        }
+        let old = self
+            .count
+            .fetch_add(READER_BIAS.wrapping_sub(WRITER_LOCKED), Release);
+        if old & WRITER_LOCKED == 0 {
+            self.count
+                .fetch_sub(READER_BIAS.wrapping_sub(WRITER_LOCKED), Relaxed);
+            misuse("downgrade of a lock that is not write-locked");
+        }
+        self.owner.store(me.owner_word() | OWNER_READER, Release);
+        if old & WAITERS != 0 {
+            self.wake_readers_owned(me);
+        }
+    }
+
+    /// Is the lock held (or being taken) by anybody? A snapshot.
+    pub fn is_locked(&self) -> bool {
+        self.count.load(Relaxed) & LOCK_MASK != 0
+    }
+
+    /// Is the lock write-locked? A snapshot.
+    pub fn is_write_locked(&self) -> bool {
+        self.count.load(Relaxed) & WRITER_LOCKED != 0
+    }
+
+    /// Are threads queued? A snapshot.
+    pub fn has_waiters(&self) -> bool {
+        self.count.load(Relaxed) & WAITERS != 0
+    }
+
+    pub(super) fn check_write_owner(&self, what: &str) {
+        let o = self.owner.load(Relaxed);
+        if self.count.load(Relaxed) & WRITER_LOCKED == 0 {
+            return; // reported by the caller's count check, which is always on
+        }
+        if o & OWNER_READER != 0 || o & !OWNER_FLAGS != current_word() {
+            misuse(&format!(
+                "{what} by a thread that does not hold the write lock"
+            ));
+        }
+    }
+
+    /// Might spinning pay? (kernel `can_spin`: not NONSPINNABLE; reader-owned only with
+    /// `Bounded`; a writer owner that is not asleep.)
+    pub(super) fn write_can_spin(&self) -> bool {
+        let o = self.owner.load(Acquire);
+        if o & OWNER_NONSPINNABLE != 0 {
+            return false;
+        }
+        if o & OWNER_READER != 0 {
+            return P::READER_OWNED_SPIN == ReaderOwnedSpin::Bounded;
+        }
+        writer_owner(o).map_or(true, |r| !r.is_parked())
+    }
+
+    /// Seed S2's reader bound R, ns (module doc).
+    pub(super) fn reader_spin_bound_ns(c: State) -> u64 {
+        let readers = ((c & READER_MASK) >> READER_SHIFT).min(30);
+        crate::spin::spin_cap_ns() as u64 * (20 + readers) / 50
+    }
+
+    /// Marks the lock NONSPINNABLE if it is still reader-owned as seen (`o`).
+    pub(super) fn set_nonspinnable(&self, o: u64) {
+        if o & OWNER_READER != 0 && o & OWNER_NONSPINNABLE == 0 {
+            let _ = self
+                .owner
+                .compare_exchange(o, o | OWNER_NONSPINNABLE, Relaxed, Relaxed);
+        }
+    }
+
+    /// The writer's optimistic spin (kernel-locks.md A.4 1). `true`: the write lock is held.
+    #[inline(never)]
+    pub(super) fn write_optimistic_spin(&self, me: &'static ThreadRec) -> bool {
+        let mut spin = Spin::new(&self.stats, me);
+        if !self.osq.lock(me, P::OSQ_LAYOUT, &mut spin) {
+            return false;
+        }
+        let mut reader_deadline: Option<u64> = None;
+        let mut reader_steps = 0u32;
+        let mut want = false;
+        let res = loop {
+            let c = self.count.load(Relaxed);
+            if c & (LOCK_MASK | HANDOFF) == 0 {
+                // Steal (WAITERS kept: spinners overtake sleepers until HANDOFF), consuming our
+                // WRITER_WANT in the same CAS.
+                let new = (c | WRITER_LOCKED) & !WRITER_WANT;
+                if self
+                    .count
+                    .compare_exchange(c, new, Acquire, Relaxed)
+                    .is_ok()
+                {
+                    want = false;
+                    self.owner.store(me.owner_word(), Release);
+                    break Ok(());
+                }
+            } else if c & HANDOFF != 0 {
+                events::count(Ev::rwsem_spin_stop_handoff);
+                break Err(Stop::OwnerNotRunning); // reserved for the head waiter
+            }
+            let o = self.owner.load(Acquire);
+            if o & OWNER_NONSPINNABLE != 0 {
+                events::count(Ev::rwsem_spin_stop_nonspinnable);
+                break Err(Stop::OwnerNotRunning);
+            }
+            let r = if c & WRITER_LOCKED != 0 {
+                reader_deadline = None;
+                match writer_owner(o) {
+                    Some(r) => spin.step_on(r),
+                    None => spin.step(), // owner not yet published: budgeted
+                }
+            } else if c & READER_MASK != 0 {
+                if P::READER_OWNED_SPIN == ReaderOwnedSpin::Never {
+                    break Err(Stop::OwnerNotRunning);
+                }
+                if !want && c & WRITER_WANT == 0 {
+                    // We run and wait for the readers: keep new ones out so they drain
+                    // (module doc, "Writer spinning"). Only the OSQ holder owns this bit.
+                    self.count.fetch_or(WRITER_WANT, Relaxed);
+                    events::count(Ev::rwsem_want_set);
+                    want = true;
+                }
+                let dl = *reader_deadline
+                    .get_or_insert_with(|| sys::now_ns() + Self::reader_spin_bound_ns(c));
+                reader_steps += 1;
+                // Bounded by R alone, not by the lock's adaptive budget: that budget learns
+                // how long writer owners hold, and with WRITER_WANT raised the wait is one
+                // reader section (a budget shrunk below it failed every such spin).
+                let r = if reader_steps % 16 == 0 && sys::now_ns() > dl {
+                    Err(Stop::Budget)
+                } else if cfg!(kslock_loom) {
+                    spin.step() // loom: the frozen clock never passes `dl`
+                } else {
+                    crate::sync::spin_hint();
+                    Ok(())
+                };
+                if r.is_err() {
+                    self.set_nonspinnable(o);
+                }
+                r
+            } else {
+                spin.step() // the steal CAS lost a race
+            };
+            if let Err(e) = r {
+                events::count(match e {
+                    Stop::Budget => Ev::rwsem_spin_stop_budget,
+                    Stop::OwnerNotRunning => Ev::rwsem_spin_stop_owner,
+                });
+                break Err(e);
+            }
+        };
+        if want {
+            self.drop_want(me);
+        }
+        self.osq.unlock(me, P::OSQ_LAYOUT, &self.stats);
+        spin.finish(res)
+    }
+
+    /// A spinning writer gives up its `WRITER_WANT` without taking the lock: readers that
+    /// queued because of it are owed a wake (no unlock of ours will come), and so is a head
+    /// writer if the lock is free.
+    #[cold]
+    pub(super) fn drop_want(&self, me: &'static ThreadRec) {
+        events::count(Ev::rwsem_want_dropped);
+        let c = self.count.fetch_and(!WRITER_WANT, Relaxed) & !WRITER_WANT;
+        if c & (WAITERS | WRITER_LOCKED) != WAITERS {
+            return; // nobody waits, or the writer holding the lock wakes at its unlock
+        }
+        let mut wq = Wq::new();
+        self.wait_lock.lock(me, &self.stats);
+        let wt = if self.count.load(Relaxed) & LOCK_MASK == 0 {
+            WakeType::Any
+        } else {
+            WakeType::Readers
+        };
+        // SAFETY: wait_lock held.
+        unsafe { self.mark_wake(wt, &mut wq) };
+        self.wait_unlock(me, &mut wq);
+    }
+
+    /// The writer slow path. Returns whether the lock is held (false only past `deadline`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn write_contended(&self, deadline: Deadline) -> bool {
+        chaos::point(Site::WriteContended);
+        events::count(Ev::rwsem_write_slow);
+        let me = current();
+        let mut yields = 0;
+        loop {
+            if !self.write_can_spin() {
+                events::count(Ev::rwsem_write_nospin);
+            } else if self.write_optimistic_spin(me) {
+                events::count(Ev::rwsem_write_spin_acquired);
+                return true;
+            }
+            if yields == PRE_QUEUE_YIELDS {
+                break;
+            }
+            yields += 1;
+            crate::sync::yield_now();
+            if self.try_write() {
+                return true;
+            }
+        }
+        events::count(Ev::rwsem_write_queued);
+        let slot = WaitSlot::new(me, Kind::Write, 0);
+        let w = slot.node();
+        w.set_timeout_ns(sys::now_ns().saturating_add(P::HANDOFF_NS));
+        let mut wq = Wq::new();
+        let mut dropped_handoffs = 0;
+        self.wait_lock.lock(me, &self.stats);
+        // SAFETY: wait_lock held; `w` stays here until it unlinks itself under the wait_lock.
+        if unsafe { self.wait_list.push_back(w) } {
+            // Relaxed: count's RMW order alone decides who sees whom (module doc).
+            self.count.fetch_or(WAITERS, Relaxed);
+        } else {
+            // Let head readers join readers, or wake the head if the lock is free.
+            let c = self.count.load(Relaxed);
+            if c & WRITER_LOCKED == 0 {
+                let wt = if c & READER_MASK != 0 {
+                    WakeType::Readers
+                } else {
+                    self.clear_nonspinnable();
+                    WakeType::Any
+                };
+                // SAFETY: wait_lock held.
+                if unsafe { self.mark_wake(wt, &mut wq) } {
+                    self.wait_unlock(me, &mut wq);
+                    self.wait_lock.lock(me, &self.stats);
+                }
+            }
+        }
+        loop {
+            // wait_lock held here. Clear WOKEN before every retry that may end in a sleep.
+            self.count.fetch_and(!WOKEN, Relaxed);
+            // SAFETY: wait_lock held; `w` is linked.
+            let handoff = match unsafe { self.try_write_lock(w, me) } {
+                Ok(()) => {
+                    self.wait_unlock(me, &mut wq);
+                    return true;
+                }
+                Err(handoff) => handoff,
+            };
+            self.wait_unlock(me, &mut wq);
+            if !(handoff && self.first_waiter_spin(me)) {
+                let mut rearm = None;
+                if handoff && dropped_handoffs < MAX_HANDOFF_DROPS {
+                    // About to sleep while holding the reservation: the lock would sit idle
+                    // for our whole wakeup (2–30 µs) after the owner releases. Drop it; we are
+                    // past our timeout, so the first retry after waking re-raises it. At most
+                    // MAX_HANDOFF_DROPS times per wait, which keeps the wait bounded.
+                    dropped_handoffs += 1;
+                    self.wait_lock.lock(me, &self.stats);
+                    if w.handoff_set() {
+                        self.count.fetch_and(!HANDOFF, Relaxed);
+                        w.set_handoff(false);
+                    }
+                    self.wait_unlock(me, &mut wq);
+                    // That retry must not depend on an unlock waking us: spinning readers
+                    // (S4 `On`) can keep the count above zero for ever, so no read unlock ever
+                    // sees the lock free (issue 8, defect 2). Sleep at most REARM of the
+                    // handoff timeout, then re-raise.
+                    rearm = Some(sys::now_ns().saturating_add(P::HANDOFF_NS / REARM_DIV));
+                }
+                let timer = if rearm.is_some() {
+                    rearm
+                } else if HANDOFF_TIMER && !handoff && sys::now_ns() < w.timeout_ns() {
+                    Some(w.timeout_ns())
+                } else {
+                    None
+                };
+                let (park_until, is_user) = match (deadline, timer) {
+                    (Some(d), Some(t)) if t < d => (Some(t), false),
+                    (Some(d), _) => (Some(d), true),
+                    (None, t) => (t, false),
+                };
+                events::count(Ev::rwsem_write_sleep);
+                if me.park(park_until).is_err() && is_user {
+                    self.wait_lock.lock(me, &self.stats);
+                    // SAFETY: wait_lock held; a writer is only unlinked by itself.
+                    unsafe { self.cancel_waiter(w, &mut wq) };
+                    self.wait_unlock(me, &mut wq);
+                    return false;
+                }
+            }
+            self.wait_lock.lock(me, &self.stats);
+        }
+    }
+
+    /// `try_write_lock` (kernel-locks.md A.4 4) for the queued writer `w`. `Err(true)`: `w`
+    /// is the head and HANDOFF is set (it should spin on the owner).
+    ///
+    /// # Safety
+    /// The wait_lock is held and `w` is linked.
+    pub(super) unsafe fn try_write_lock(
+        &self,
+        w: &Waiter,
+        me: &'static ThreadRec,
+    ) -> Result<(), bool> {
+        let first = self.wait_list.is_first(w);
+        let mut n = 0;
+        // SAFETY: wait_lock held.
+        unsafe {
+            self.wait_list.for_each(|_| {
+                n += 1;
+                n < 2
+            })
+        };
+        let only = n == 1;
+        let mut c = self.count.load(Relaxed);
+        loop {
+            let handoff = c & HANDOFF != 0;
+            if handoff && !first {
+                return Err(false); // reserved for the head
+            }
+            let new = if c & LOCK_MASK != 0 {
+                if handoff {
+                    w.set_handoff(true); // inherited or ours
+                    return Err(true);
+                }
+                // Against a writer: reserve only past the timeout, as the kernel does. Against
+                // readers, the head reserves at once: it is awake and will spin while they
+                // drain, and it drops the reservation before it sleeps (module doc, "Writer
+                // waiting").
+                let readers_only = c & WRITER_LOCKED == 0 && first;
+                if !readers_only && sys::now_ns() < w.timeout_ns() {
+                    return Err(false);
+                }
+                c | HANDOFF
+            } else {
+                let mut new = (c | WRITER_LOCKED) & !(HANDOFF | WOKEN);
+                if only {
+                    new &= !WAITERS;
+                }
+                new
+            };
+            match self.count.compare_exchange(c, new, Acquire, Relaxed) {
+                Ok(_) => {
+                    if new & HANDOFF != 0 {
+                        events::count(Ev::rwsem_handoff_set);
+                        let head = self.wait_list.first();
+                        // SAFETY: non-empty (w is linked); linked waiters are alive.
+                        unsafe { (*head).set_handoff(true) };
+                        return Err(w.handoff_set());
+                    }
+                    // SAFETY: wait_lock held, `w` linked.
+                    unsafe { self.wait_list.remove(w) };
+                    self.owner.store(me.owner_word(), Release);
+                    return Ok(());
+                }
+                Err(x) => c = x,
+            }
+        }
+    }
+
+    /// First-waiter spinning: the head writer holding the HANDOFF reservation spins on the
+    /// owner instead of sleeping. `true`: the lock looks free, retry at once.
+    pub(super) fn first_waiter_spin(&self, me: &'static ThreadRec) -> bool {
+        let mut spin = Spin::for_handover(&self.stats, me);
+        loop {
+            let c = self.count.load(Relaxed);
+            if c & LOCK_MASK == 0 {
+                return true;
+            }
+            let o = self.owner.load(Acquire);
+            let wr = writer_owner(o).filter(|_| c & WRITER_LOCKED != 0);
+            let r = if let Some(r) = wr {
+                spin.step_on(r)
+            } else if c & WRITER_LOCKED == 0
+                && (P::READER_OWNED_SPIN == ReaderOwnedSpin::Never || o & OWNER_NONSPINNABLE != 0)
+            {
+                return false;
+            } else {
+                spin.step()
+            };
+            if r.is_err() {
+                // Not fed into the lock's statistics: the head's spin is not an OSQ spin.
+                return false;
+            }
+        }
+    }
+}
