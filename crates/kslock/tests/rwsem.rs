@@ -53,6 +53,19 @@ fn wait_until(what: &str, f: impl Fn() -> bool) {
     }
 }
 
+/// Waits (bounded) until a queued writer has reserved the lock: new readers may overtake a
+/// sleeping writer until it does (module doc of the rwsem, "Readers and sleeping writers").
+fn wait_for_reservation<P: RwSemPolicy>(l: &RawRwSemWith<P>) {
+    wait_until("the writer reserves the lock against new readers", || {
+        let got = l.try_read();
+        if got {
+            // SAFETY: just taken.
+            unsafe { l.read_unlock() };
+        }
+        !got
+    });
+}
+
 /// A lock, data written only under the write lock, and an exclusion witness:
 /// `inside` > 0 = readers inside, `WRITER_IN` = a writer inside.
 struct Shared<P: RwSemPolicy> {
@@ -365,7 +378,10 @@ fn timed<P: RwSemPolicy>() {
     l.write();
     let w = {
         let l = l.clone();
-        std::thread::spawn(move || l.try_write_for(Duration::from_millis(30)))
+        // 200 ms: the reader below must queue behind it before it times out, and a blocked
+        // reader spins and yields (4 times) before it queues, which takes time slices on a
+        // loaded machine.
+        std::thread::spawn(move || l.try_write_for(Duration::from_millis(200)))
     };
     wait_until("writer queued", || l.has_waiters());
     let r = {
@@ -396,14 +412,7 @@ fn timed<P: RwSemPolicy>() {
         })
     };
     wait_until("writer queued", || l.has_waiters());
-    wait_until("the writer reserves the lock against new readers", || {
-        let got = l.try_read();
-        if got {
-            // SAFETY: just taken.
-            unsafe { l.read_unlock() };
-        }
-        !got
-    });
+    wait_for_reservation(&l);
     {
         let l = l.clone();
         std::thread::spawn(move || assert!(!l.try_read_for(Duration::from_millis(10))))
@@ -474,7 +483,9 @@ fn recursive_read<P: RwSemPolicy>() {
         })
     };
     wait_until("writer queued", || l.has_waiters());
-    std::thread::sleep(Duration::from_millis(6)); // past the handoff timeout
+    // Until the writer reserves the lock (HANDOFF) new readers may overtake it (module doc of
+    // the rwsem, "Readers and sleeping writers"); wait for the reservation.
+    wait_for_reservation(&l);
     l.read_recursive();
     assert!(l.try_read_recursive());
     assert!(!l.try_read(), "plain try_read respects the queued writer");
