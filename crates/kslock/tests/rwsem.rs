@@ -42,7 +42,7 @@ fn busy(d: Duration) {
     }
 }
 
-fn wait_until(what: &str, f: impl Fn() -> bool) {
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let t = Instant::now();
     while !f() {
         assert!(
@@ -53,17 +53,25 @@ fn wait_until(what: &str, f: impl Fn() -> bool) {
     }
 }
 
-/// Waits (bounded) until a queued writer has reserved the lock: new readers may overtake a
-/// sleeping writer until it does (module doc of the rwsem, "Readers and sleeping writers").
+/// Waits (bounded) until a queued writer keeps the lock reserved against new readers. Until
+/// then new readers may overtake it (module doc of the rwsem, "Readers and sleeping writers"):
+/// the head writer raises HANDOFF whenever it is awake and drops it before it sleeps, at most
+/// twice per wait, then keeps it. "Keeps" = every `try_read` fails for 20 ms, longer than those
+/// two drops with their 0.5 ms sleeps plus the longest injected delay (0.5 ms).
 fn wait_for_reservation<P: RwSemPolicy>(l: &RawRwSemWith<P>) {
-    wait_until("the writer reserves the lock against new readers", || {
-        let got = l.try_read();
-        if got {
-            // SAFETY: just taken.
-            unsafe { l.read_unlock() };
-        }
-        !got
-    });
+    let mut since = None;
+    wait_until(
+        "the writer keeps the lock reserved against new readers",
+        || {
+            if l.try_read() {
+                // SAFETY: just taken.
+                unsafe { l.read_unlock() };
+                since = None;
+                return false;
+            }
+            since.get_or_insert_with(Instant::now).elapsed() >= Duration::from_millis(20)
+        },
+    );
 }
 
 /// A lock, data written only under the write lock, and an exclusion witness:
