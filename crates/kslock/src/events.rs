@@ -79,7 +79,7 @@ events! {
     rwsem_spin_stop_nonspinnable,
     /// A writer's spin ended: its budget or the reader bound ran out.
     rwsem_spin_stop_budget,
-    /// A writer's spin ended: the owner does not run (or the OSQ gave up).
+    /// A writer's spin ended: the owner does not run.
     rwsem_spin_stop_owner,
     /// A writer queued.
     rwsem_write_queued,

@@ -180,10 +180,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             if c & READ_BLOCKED == 0 {
                 // Our bias is counted and no writer holds or claims the lock: we hold it.
                 self.set_reader_owned(me);
-                let readers = (c & READER_MASK) >> READER_SHIFT;
-                if readers == 1 && c & WAITERS != 0 {
-                    self.wake_readers_owned(me);
-                }
+                self.after_join(me, c);
                 return true;
             }
             if P::READER_SPIN == ReaderSpin::Off {
@@ -247,12 +244,18 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if got {
             events::count(Ev::rwsem_read_spin_acquired);
         }
-        let c = self.count.load(Relaxed);
-        if got && c & WAITERS != 0 && (c & READER_MASK) >> READER_SHIFT == 1 {
-            // Queued readers may join the group this reader opened.
-            self.wake_readers_owned(me);
+        if got {
+            self.after_join(me, self.count.load(Relaxed));
         }
         got
+    }
+
+    /// A slow-path reader joined; `c` is a count read after its join. If it is the only
+    /// reader and waiters exist, it opened a reader group: queued readers may join it.
+    fn after_join(&self, me: &'static ThreadRec, c: State) {
+        if c & WAITERS != 0 && (c & READER_MASK) >> READER_SHIFT == 1 {
+            self.wake_readers_owned(me);
+        }
     }
 
     /// Queues a reader and waits for its grant.
@@ -324,12 +327,13 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     /// A queued reader's spin before it sleeps (the rwsem's counterpart of the mutex's waiter
     /// spinning): poll the reader's own grant word, which no one else polls, while a *running
-    /// writer* holds the lock, under the lock's adaptive budget. The grant arrives when that
+    /// writer* holds the lock or an awake writer waits for the readers to drain (`WRITER_WANT`,
+    /// `HANDOFF`), under the calibrated cap (`Spin::fixed`). The grant arrives when that
     /// writer unlocks; catching it here saves the futex sleep and the waker's futex wake (a
     /// granted reader that is not parked needs no syscall), which cost 2–30 µs against
-    /// critical sections of tens of ns. No spin while readers hold the lock (a queued writer
-    /// is ahead of us, so the grant is at least a whole writer phase away) or while the owner
-    /// sleeps or shares our CPU. `true` = granted.
+    /// critical sections of tens of ns. No spin while readers hold the lock with no writer
+    /// awake (a queued writer is ahead of us, so the grant is at least a whole writer phase
+    /// away) or while the owner sleeps or shares our CPU. `true` = granted.
     ///
     /// Not run under loom: it only delays the park (the grant check after it is the one the
     /// park loop makes), and its budgeted steps multiply the model's state space (rwsem models
