@@ -56,10 +56,12 @@
 //!    (`HANDOFF` → `WAKE_HEAD`) and sleeps until the unlock wakes it: handing the lock to a
 //!    sleeping thread would leave it idle for a whole wakeup.
 //!
-//! The new owner, if others still wait, wakes the next head as it takes the lock (one wakeup per
-//! window, made while holding the lock: an unlock that woke it would leave the lock free for
-//! the syscall, for the old owner to take back), and the old owner, whose re-lock now fails,
-//! spins briefly and queues at the tail. So when threads outnumber CPUs the lock runs in windows: one thread
+//! When the lock changes hands and others still wait, the next head is woken to start its own
+//! window: by the unlocker in a handover (before the grant, `baton`; the new owner then yields
+//! once, `pickup_yield`), or by a head that took the lock without one, which then yields once
+//! (`wake_yield`): a head the scheduler queued behind a running owner on its CPU could not end
+//! that owner's window. The old owner, whose re-lock now fails, queues at the tail without
+//! spinning. So when threads outnumber CPUs the lock runs in windows: one thread
 //! re-locks from its own cache for a window while the others sleep, then ownership moves to the
 //! next in FIFO order. The bound: a waiter at queue position k gets the lock within
 //! k × (window + one critical section + one handover).
@@ -95,8 +97,17 @@
 //! | `appointed_sleep` | 96, 1 | 29040, 28804 (8.3, 9.6) | 30843, 30931 (18, 28) | 0.94× | the rotation is not bypassed by the new head stealing |
 //! | `appointed_sleep` | 96, 20 | 1641, 1612 (2.3, 1.6) | 1564, 1536 (2.1, 3.5) | 1.05× | as above |
 //! | `appointed_sleep` | 96, 100 | 322, 324 (3.2, 3.5) | 302, 319 (3.4, 3.8) | 1.04× | as above |
+//! | `wake_yield` | 96, 1 | 24193, 27093 (2.7, 2.0) | 31014, 30581 (9.6, 10.8) | 0.83× | fairness: the next head, woken by the new owner, starts its window instead of waiting a scheduler slice behind it |
+//! | `wake_yield` | 32, 1 | 26443, 27273 (1.5, 1.8) | 29734, 29915 (2.7, 3.0) | 0.90× | as above |
+//! | `wake_yield` | 32/96, 20 and 100 | (within noise both ways) | | 0.97–1.01× | |
 //!
-//! (`baton`, `pickup_yield`, `skip_spin` measured on 8837c79, before `appointed_sleep`.) The
+//! (`baton`, `pickup_yield`, `skip_spin` measured on 8837c79, before `appointed_sleep`.) `wake_yield` measured on 125143d +
+//! the change, `KSLOCK_OFF=none|wake_yield lockbench matrix --locks kslock-mutex,parking-lot-mutex
+//! --threads 8,32,96 --cs-load 1,20,100 --secs 0.8`, two runs each; 8 threads unchanged. It
+//! trades throughput at CS load 1 for the bound: without it a stuck head lets one owner batch
+//! for a whole scheduler slice (fast, and unfair), with it every window ends near its size, and
+//! at CS load 1 a handover every ≈ 0.15 ms costs ≈ 20 µs of the lock's time
+//! (`mutex_unlock_handoff` and lock-idle measured with the lock events). The
 //! first two trade about 17% of the throughput of oversubscribed cells for the fairness bound:
 //! without them a handover's next head waits behind a running thread for a scheduler slice,
 //! and the windows of the threads that run lengthen.
