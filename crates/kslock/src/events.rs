@@ -85,8 +85,10 @@ events! {
     rwsem_write_queued,
     /// A queued writer slept.
     rwsem_write_sleep,
-    /// A queued writer raised HANDOFF.
+    /// HANDOFF was raised for the head waiter (a queued writer, or a fair unlock).
     rwsem_handoff_set,
+    /// A thread slept on an upgradable wait or an upgrade.
+    rwsem_upgrade_sleep,
     /// The rwsem wake path ran (an unlock or give-up found waiters).
     rwsem_wake,
     /// Readers granted by a wake (sum).

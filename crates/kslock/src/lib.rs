@@ -2,8 +2,7 @@
 //!
 //! The kernel's **mutex** and **rw-semaphore** (with the optimistic spin queue that throttles
 //! their spinners), rebuilt on futexes, behind the [`lock_api`] traits: code written for
-//! `parking_lot` compiles with only the crate name changed, except for upgradable reads (not
-//! yet available, see "Missing" below).
+//! `parking_lot` compiles with only the crate name changed (what is missing: "Missing" below).
 //!
 //! ```
 //! use kslock::{Condvar, Mutex, RwSem};
@@ -26,6 +25,14 @@
 //! let table = RwSem::new(vec![1, 2, 3]);
 //! assert_eq!(table.read().len(), 3);
 //! table.write().push(4);
+//!
+//! // Read, decide, then write without letting another writer in between.
+//! let r = table.upgradable_read();
+//! if !r.contains(&5) {
+//!     let mut w = kslock::RwSemUpgradableReadGuard::upgrade(r);
+//!     w.push(5);
+//! }
+//! assert_eq!(*table.read(), [1, 2, 3, 4, 5]);
 //! ```
 //!
 //! # Which type to pick
@@ -36,6 +43,7 @@
 //! | strict FIFO hand-over on every unlock | [`FairMutex<T>`] | `FairMutex` |
 //! | a lock the holding thread may take again | [`ReentrantMutex<T>`] | `ReentrantMutex` |
 //! | many readers, few writers | [`RwSem<T>`] (alias [`RwLock<T>`]) | `RwLock` |
+//! | read, then maybe write, with no writer in between | [`RwSem::upgradable_read`](lock_api::RwLock::upgradable_read), [`RwSemUpgradableReadGuard::upgrade`](lock_api::RwLockUpgradableReadGuard::upgrade) | the same |
 //! | wait for a condition under a [`Mutex`] | [`Condvar`] | `Condvar` |
 //! | a lock without data (FFI, your own guards) | [`RawMutex`], [`RawRwSem`] with the [`lock_api`] traits | `RawMutex`, `RawRwLock` |
 //! | a seed policy other than the default (experiments) | [`MutexWith<P, T>`], [`RwSemWith<P, T>`], [`RawMutexWith<P>`], [`RawRwSemWith<P>`] ([`policy`]) | — |
@@ -65,7 +73,7 @@
 //! |---|---|---|---|
 //! | mutex fairness | running threads may barge ahead of sleeping waiters until the head waiter's **fairness window** ends (≈ 80 µs – 1 ms, [`fairness`]), then the lock is handed to it: a waiter's wait is bounded | barging; "eventual fairness": a handover on average every 0.5 ms | barging, no bound |
 //! | mutex spinning | while the owner runs (a per-thread "parked" flag and CPU id published by every thread), one spinner per lock (OSQ), under an adaptive budget capped near a sleep/wake round trip | a few exponential pause rounds and yields, only while nobody is parked | 100 loads |
-//! | rw lock | the kernel rwsem: a waiting writer stops the readers' fast path, readers are granted in bulk (≤ 256), the head waiter reserves the lock after ≈ 4 ms (HANDOFF); writers spin on writer owners and, briefly, on reader owners | task-fair; upgradable reads | writer-preferring |
+//! | rw lock | the kernel rwsem: a writer that waits awake stops the readers' fast path, readers are granted in bulk (≤ 256), the head writer reserves the lock (HANDOFF: against readers at once, against a writer after ≈ 4 ms); writers spin on writer owners and, briefly, on reader owners; upgradable reads (one upgradable holder beside readers; the upgrade keeps new readers out while the others leave) | task-fair; upgradable reads | writer-preferring |
 //! | condvar | `notify_all` wakes one waiter and requeues the rest onto the mutex | requeue as well | wakes all |
 //! | sizes (x86_64) | `Mutex` 32 B, `RwSem` 40 B, `Condvar` 24 B (a `Mutex<T>` is 32 B + `T`) | 1 B, 8 B, 8 B | 4 B (+ poison), 8 B, 4 B |
 //! | policies | seed switches as type parameters ([`policy`]), free on the fast path | — | — |
@@ -89,8 +97,6 @@
 //!
 //! # Missing (compared with parking_lot 0.12)
 //!
-//! * Upgradable reads (`RwLockUpgradableReadGuard`, `RawRwLockUpgrade*`) and the rw lock's fair
-//!   unlocks (`RawRwLockFair`): they come with a redesign of the rwsem's slow paths.
 //! * `Once` / `OnceState`: not a kernel lock; use `std::sync::Once` / `OnceLock`.
 //! * `send_guard` (above) and `deadlock_detection`, `hardware-lock-elision`, `nightly`.
 //! * [`Condvar`] works with [`Mutex`] only (as parking_lot's works with its `Mutex` only).
@@ -122,7 +128,7 @@ mod remutex;
 // -- rwsem (issue 3) --
 mod rwsem;
 #[cfg(not(kslock_loom))]
-pub use rwsem::{RwSem, RwSemReadGuard, RwSemWith, RwSemWriteGuard};
+pub use rwsem::{RwSem, RwSemReadGuard, RwSemUpgradableReadGuard, RwSemWith, RwSemWriteGuard};
 // -- end rwsem --
 #[cfg(not(kslock_loom))]
 mod rwlock;
@@ -147,7 +153,8 @@ pub use remutex::{
 #[cfg(not(kslock_loom))]
 pub use rwlock::{
     const_rwlock, const_rwsem, MappedRwLockReadGuard, MappedRwLockWriteGuard, MappedRwSemReadGuard,
-    MappedRwSemWriteGuard, RawRwLock, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    MappedRwSemWriteGuard, RawRwLock, RwLock, RwLockReadGuard, RwLockUpgradableReadGuard,
+    RwLockWriteGuard,
 };
 pub use spin::spin_cap_ns;
 
@@ -169,7 +176,8 @@ pub use lock_api;
 
 #[cfg(all(feature = "arc_lock", not(kslock_loom)))]
 pub use lock_api::{
-    ArcMutexGuard, ArcReentrantMutexGuard, ArcRwLockReadGuard, ArcRwLockWriteGuard,
+    ArcMutexGuard, ArcReentrantMutexGuard, ArcRwLockReadGuard, ArcRwLockUpgradableReadGuard,
+    ArcRwLockWriteGuard,
 };
 
 /// Thread records created so far (the record pool's high-water mark). For kslock's own tests

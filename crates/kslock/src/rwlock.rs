@@ -26,6 +26,8 @@ pub type RwLock<T> = RwSem<T>;
 pub type RwLockReadGuard<'a, T> = crate::RwSemReadGuard<'a, T>;
 /// parking_lot's name for [`crate::RwSemWriteGuard`].
 pub type RwLockWriteGuard<'a, T> = crate::RwSemWriteGuard<'a, T>;
+/// parking_lot's name for [`crate::RwSemUpgradableReadGuard`].
+pub type RwLockUpgradableReadGuard<'a, T> = crate::RwSemUpgradableReadGuard<'a, T>;
 /// parking_lot's name for [`MappedRwSemReadGuard`].
 pub type MappedRwLockReadGuard<'a, T> = MappedRwSemReadGuard<'a, T>;
 /// parking_lot's name for [`MappedRwSemWriteGuard`].

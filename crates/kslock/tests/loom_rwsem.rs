@@ -262,3 +262,132 @@ fn loom_rwsem_reader_spin_on() {
         g.done(1);
     });
 }
+
+impl<P: RwSemPolicy> G<P> {
+    /// Upgradable read, then upgrade and write: the value read before the upgrade must still
+    /// be there after it (no writer in between).
+    fn upgrade_write(&self) {
+        self.l.upgradable_read();
+        let before = self.peek();
+        // SAFETY: the upgradable lock is held.
+        unsafe { self.l.upgrade() };
+        // SAFETY: write lock held.
+        self.v.with_mut(|p| unsafe {
+            assert_eq!(*p, before, "a writer came in during the upgrade");
+            *p += 1
+        });
+        // SAFETY: held by this thread.
+        unsafe { self.l.write_unlock() };
+    }
+}
+
+#[test]
+fn loom_rwsem_upgrade_races_queued_writer() {
+    // An upgrader against a writer (which may queue behind the upgradable holder and raise
+    // HANDOFF at once) and a reader (which may queue behind UPGRADING and must be woken).
+    loom::model(|| {
+        let g = G::<HandoffNow>::new();
+        let a = spawn(&g, |g| g.upgrade_write());
+        let b = spawn(&g, |g| g.write());
+        g.read();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}
+
+#[test]
+fn loom_rwsem_upgradable_holders_exclude_each_other() {
+    // Two upgraders and a reader: the second upgrader waits on `aux` without a read lock and
+    // is woken by the first one's release (a lost wakeup is a loom deadlock).
+    loom::model(|| {
+        let g = G::<DefaultPolicy>::new();
+        let a = spawn(&g, |g| g.upgrade_write());
+        let b = spawn(&g, |g| {
+            g.l.upgradable_read();
+            g.peek();
+            // SAFETY: held.
+            unsafe { g.l.upgradable_unlock() };
+        });
+        g.upgrade_write();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}
+
+#[test]
+fn loom_rwsem_timed_upgrade_cancels() {
+    // A timed upgrade gives up (at once, under loom) while another reader holds the lock: it
+    // must stop keeping readers out, wake the readers that queued behind UPGRADING, and leave
+    // its upgradable lock intact. A writer checks that the lock ends up free.
+    loom::model(|| {
+        let g = G::<DefaultPolicy>::new();
+        let a = spawn(&g, |g| {
+            g.l.upgradable_read();
+            // SAFETY: held.
+            if unsafe { g.l.try_upgrade_for(Duration::from_secs(1)) } {
+                // SAFETY: write lock held.
+                g.v.with_mut(|p| unsafe { *p += 1 });
+                // SAFETY: held.
+                unsafe { g.l.write_unlock() };
+            } else {
+                g.peek();
+                // SAFETY: the upgradable lock is still held.
+                unsafe { g.l.upgradable_unlock() };
+            }
+        });
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.l.write();
+        // SAFETY: write lock held.
+        g.v.with_mut(|p| unsafe { *p += 10 });
+        // SAFETY: held.
+        unsafe { g.l.write_unlock() };
+        a.join().unwrap();
+        b.join().unwrap();
+        // SAFETY: joined.
+        let v = g.v.with(|p| unsafe { *p });
+        assert!(v == 10 || v == 11);
+        assert!(!g.l.is_locked() && !g.l.has_waiters(), "{:?}", g.l);
+    });
+}
+
+#[test]
+fn loom_rwsem_two_upgraders() {
+    // Two upgraders: the smallest model of the lost wakeup a single shared sleeper flag on
+    // `aux` had (a bit-waiter re-raised the flag the upgrader's waker had just cleared, and the
+    // upgrader's futex wait found the word unchanged).
+    loom::model(|| {
+        let g = G::<DefaultPolicy>::new();
+        let a = spawn(&g, |g| g.upgrade_write());
+        g.upgrade_write();
+        a.join().unwrap();
+        g.done(2);
+    });
+}
+
+#[test]
+fn loom_rwsem_fair_unlock() {
+    // A writer's and a reader's fair unlocks reserve the lock for the head waiter (HANDOFF
+    // under the wait_lock) while another writer and a reader may be queued.
+    loom::model(|| {
+        let g = G::<DefaultPolicy>::new();
+        let a = spawn(&g, |g| g.write());
+        let b = spawn(&g, |g| {
+            g.l.read();
+            g.peek();
+            // SAFETY: held.
+            unsafe { g.l.read_unlock_fair() };
+        });
+        g.l.write();
+        // SAFETY: write lock held.
+        g.v.with_mut(|p| unsafe { *p += 1 });
+        // SAFETY: held.
+        unsafe { g.l.write_unlock_fair() };
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}

@@ -3,9 +3,7 @@
 //! reentrant and fair mutexes, const constructors and statics (issue 10). Every test asserts
 //! what parking_lot's documentation promises.
 //!
-//! Left out: upgradable reads (`upgradable_read`, `RwLockUpgradableReadGuard`) and the
-//! rwlock's fair unlocks (`RwLockWriteGuard::unlock_fair`, `bump`), which kslock's rwsem does
-//! not have yet (issue 10 item 3); `Once` (not a kernel lock, not provided).
+//! Left out: `Once` (not a kernel lock, not provided).
 #![cfg(not(kslock_loom))]
 
 use std::collections::HashMap;

@@ -507,6 +507,272 @@ fn recursive_read<P: RwSemPolicy>() {
     assert!(!l.is_locked() && !l.has_waiters());
 }
 
+/// Upgradable holders beside readers, writers and each other: exclusion (one upgradable
+/// holder, no writer beside it), no writer between an upgradable read and its upgrade, and
+/// every write counted once, with every upgradable, upgrade and downgrade variant.
+fn upgradable_stress<P: RwSemPolicy>(dur: Duration) {
+    let _g = heavy();
+    let s = Arc::new(Shared::<P>::new());
+    let upg_inside = Arc::new(AtomicIsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writes = Arc::new(AtomicU64::new(0));
+    let upgrades = Arc::new(AtomicU64::new(0));
+    let mut hs = vec![];
+    for t in 0..2u64 {
+        let (s, stop) = (s.clone(), stop.clone());
+        hs.push(std::thread::spawn(move || {
+            while !stop.load(Relaxed) {
+                s.lock.read();
+                s.reader_check();
+                // SAFETY: read lock held.
+                unsafe { s.lock.read_unlock() };
+                if t == 0 {
+                    std::thread::yield_now();
+                }
+            }
+        }));
+    }
+    {
+        let (s, stop, writes) = (s.clone(), stop.clone(), writes.clone());
+        hs.push(std::thread::spawn(move || {
+            while !stop.load(Relaxed) {
+                s.lock.write();
+                s.writer_update();
+                writes.fetch_add(1, Relaxed);
+                // SAFETY: write lock held.
+                unsafe { s.lock.write_unlock() };
+            }
+        }));
+    }
+    for t in 0..3u64 {
+        let (s, stop, writes, upgrades, upg_inside) = (
+            s.clone(),
+            stop.clone(),
+            writes.clone(),
+            upgrades.clone(),
+            upg_inside.clone(),
+        );
+        hs.push(std::thread::spawn(move || {
+            let mut i = t;
+            while !stop.load(Relaxed) {
+                i += 1;
+                let got = match i % 4 {
+                    0 => s.lock.try_upgradable_read(),
+                    1 => s.lock.try_upgradable_read_for(Duration::from_micros(50)),
+                    _ => {
+                        s.lock.upgradable_read();
+                        true
+                    }
+                };
+                if !got {
+                    continue;
+                }
+                if upg_inside.fetch_add(1, SeqCst) != 0 {
+                    s.violations.fetch_add(1, SeqCst);
+                }
+                s.reader_check();
+                // SAFETY: upgradable lock held: no writer.
+                let before = unsafe { *s.data.get() };
+                let up = match i % 5 {
+                    0 => {
+                        upg_inside.fetch_sub(1, SeqCst);
+                        // SAFETY: upgradable lock held.
+                        unsafe { s.lock.downgrade_upgradable() };
+                        s.reader_check();
+                        // SAFETY: now a read lock.
+                        unsafe { s.lock.read_unlock() };
+                        continue;
+                    }
+                    1 => {
+                        upg_inside.fetch_sub(1, SeqCst);
+                        // SAFETY: upgradable lock held.
+                        unsafe { s.lock.upgradable_unlock() };
+                        continue;
+                    }
+                    // SAFETY (all three): upgradable lock held.
+                    2 => unsafe { s.lock.try_upgrade() },
+                    3 => unsafe { s.lock.try_upgrade_for(Duration::from_micros(100)) },
+                    _ => {
+                        unsafe { s.lock.upgrade() };
+                        true
+                    }
+                };
+                upg_inside.fetch_sub(1, SeqCst);
+                if !up {
+                    // SAFETY: a failed upgrade leaves the upgradable lock held.
+                    unsafe { s.lock.upgradable_unlock() };
+                    continue;
+                }
+                // SAFETY: write lock held.
+                if unsafe { *s.data.get() } != before {
+                    s.violations.fetch_add(1, SeqCst); // a writer came in during the upgrade
+                }
+                s.writer_update();
+                writes.fetch_add(1, Relaxed);
+                upgrades.fetch_add(1, Relaxed);
+                if i % 2 == 0 {
+                    // SAFETY: write lock held.
+                    unsafe { s.lock.downgrade_to_upgradable() };
+                    if upg_inside.fetch_add(1, SeqCst) != 0 {
+                        s.violations.fetch_add(1, SeqCst);
+                    }
+                    s.reader_check();
+                    upg_inside.fetch_sub(1, SeqCst);
+                    // SAFETY: upgradable lock held.
+                    unsafe { s.lock.upgradable_unlock() };
+                } else {
+                    // SAFETY: write lock held.
+                    unsafe { s.lock.write_unlock() };
+                }
+            }
+        }));
+    }
+    std::thread::sleep(dur);
+    stop.store(true, Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(s.violations.load(SeqCst), 0, "exclusion violated");
+    // SAFETY: all threads joined.
+    let (a, b) = unsafe { *s.data.get() };
+    assert_eq!(a, b);
+    assert_eq!(a, writes.load(Relaxed), "every write counted exactly once");
+    assert!(upgrades.load(Relaxed) > 0, "no upgrade ever succeeded");
+    assert!(!s.lock.is_locked() && !s.lock.has_waiters(), "{:?}", s.lock);
+    assert!(
+        s.lock.try_upgradable_read(),
+        "the upgradable bit was left set"
+    );
+    // SAFETY: just taken.
+    unsafe { s.lock.upgradable_unlock() };
+}
+
+/// An upgrade completes against a stream of overlapping readers (without `UPGRADING` the
+/// reader count would never drop to the upgrader's own bias), 20 times; a timed upgrade that
+/// gives up lets in the reader that blocked behind it and keeps the upgradable lock.
+fn upgrade_not_starved<P: RwSemPolicy>() {
+    let _g = heavy();
+    let l = Arc::new(RawRwSemWith::<P>::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicU64::new(0));
+    let hs: Vec<_> = (0..4)
+        .map(|_| {
+            let (l, stop, reads) = (l.clone(), stop.clone(), reads.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Relaxed) {
+                    l.read();
+                    busy(Duration::from_micros(20));
+                    reads.fetch_add(1, Relaxed);
+                    // SAFETY: held.
+                    unsafe { l.read_unlock() };
+                }
+            })
+        })
+        .collect();
+    wait_until("the readers run", || reads.load(Relaxed) > 100);
+    for _ in 0..20 {
+        l.upgradable_read();
+        // SAFETY: upgradable lock held; the readers cannot hold it up for ever (the test's
+        // 10 s bound below is the failure).
+        let (done, r) = {
+            let l2 = l.clone();
+            let h = std::thread::spawn(move || {
+                // SAFETY: the upgradable lock was taken by the spawning thread, which waits
+                // for us; lock_api guards are not Send, the raw lock's upgrade is by protocol.
+                unsafe { l2.upgrade() };
+                // SAFETY: now the write lock.
+                unsafe { l2.write_unlock() };
+            });
+            let t = Instant::now();
+            while !h.is_finished() && t.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            (h.is_finished(), reads.load(Relaxed))
+        };
+        assert!(done, "upgrade starved by readers ({r} reads)");
+    }
+    // A timed upgrade gives up while a reader holds on; a reader that blocked behind the
+    // upgrade gets in afterwards, and the upgradable lock is still ours.
+    stop.store(true, Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            l.read();
+            rx.recv().unwrap();
+            // SAFETY: held.
+            unsafe { l.read_unlock() };
+        })
+    };
+    wait_until("the reader holds", || l.is_locked());
+    l.upgradable_read();
+    let late = Arc::new(AtomicBool::new(false));
+    let late_reader = {
+        let (l, late) = (l.clone(), late.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(5));
+            l.read();
+            late.store(true, SeqCst);
+            // SAFETY: held.
+            unsafe { l.read_unlock() };
+        })
+    };
+    // SAFETY: upgradable lock held.
+    assert!(!unsafe { l.try_upgrade_for(Duration::from_millis(30)) });
+    wait_until("the reader that blocked behind the upgrade gets in", || {
+        late.load(SeqCst)
+    });
+    late_reader.join().unwrap();
+    assert!(
+        !l.try_upgradable_read(),
+        "the upgradable lock is still held"
+    );
+    tx.send(()).unwrap();
+    holder.join().unwrap();
+    // SAFETY: upgradable lock held; the other reader left.
+    assert!(unsafe { l.try_upgrade() });
+    // SAFETY: write lock held.
+    unsafe { l.write_unlock() };
+    assert!(!l.is_locked() && !l.has_waiters(), "{:?}", l);
+}
+
+/// A fair write unlock with a writer queued reserves the lock for it: a `try_read` right after
+/// the unlock fails (a plain unlock lets running readers in first).
+fn fair_unlock<P: RwSemPolicy>() {
+    let _g = heavy();
+    let l = Arc::new(RawRwSemWith::<P>::new());
+    l.write();
+    let got = Arc::new(AtomicBool::new(false));
+    let w = {
+        let (l, got) = (l.clone(), got.clone());
+        std::thread::spawn(move || {
+            l.write();
+            got.store(true, SeqCst);
+            busy(Duration::from_millis(20));
+            // SAFETY: held.
+            unsafe { l.write_unlock() };
+        })
+    };
+    wait_until("the writer queues", || l.has_waiters());
+    // SAFETY: write lock held.
+    unsafe { l.write_unlock_fair() };
+    let overtook = l.try_read();
+    if overtook {
+        // SAFETY: just taken.
+        unsafe { l.read_unlock() };
+    }
+    assert!(
+        !overtook,
+        "a reader overtook the waiter a fair unlock reserved the lock for"
+    );
+    w.join().unwrap();
+    assert!(got.load(SeqCst));
+    assert!(!l.is_locked() && !l.has_waiters(), "{:?}", l);
+}
+
 macro_rules! suite {
     ($($m:ident: $p:ty),* $(,)?) => {$(
         mod $m {
@@ -542,6 +808,18 @@ macro_rules! suite {
             #[test]
             fn recursive_read_does_not_deadlock_behind_writer() {
                 recursive_read::<$p>();
+            }
+            #[test]
+            fn upgradable_exclusion_and_counting() {
+                upgradable_stress::<$p>(Duration::from_millis(300));
+            }
+            #[test]
+            fn upgrade_not_starved_by_reader_stream() {
+                upgrade_not_starved::<$p>();
+            }
+            #[test]
+            fn fair_write_unlock_reserves_for_the_head() {
+                fair_unlock::<$p>();
             }
         }
     )*};

@@ -12,18 +12,50 @@
 //! |------|------|---------|----------------------|
 //! | 0 | `WRITER_LOCKED` | a writer holds the lock | set by the writer's CAS (fast path, spinner, `try_write_lock` under the wait_lock); cleared by `write_unlock` / `downgrade` (the holder) |
 //! | 1 | `WAITERS` | the wait list is non-empty (unlock must wake) | set and cleared **only under the wait_lock**, in the same RMW as the list change's count effect |
-//! | 2 | `HANDOFF` | the lock is reserved for the head waiter: no fast-path reader, stealing reader, spinning or non-first writer may take it | set **only under the wait_lock** (a writer past its timeout in `try_write_lock`; `mark_wake` when a writer stole the lock from a head reader past its timeout); cleared only under the wait_lock (the head takes the lock, readers are granted, or the list empties) |
+//! | 2 | `HANDOFF` | the lock is reserved for the head waiter: no fast-path reader, stealing reader, spinning or non-first writer may take it | set **only under the wait_lock** (a writer past its timeout in `try_write_lock`; `mark_wake` when a writer stole the lock from a head reader past its timeout; a fair unlock, `reserve_for_head`); cleared only under the wait_lock (the head takes the lock, readers are granted, or the list empties) |
 //! | 3 | `WOKEN` | a wakeup of the head **writer** is in flight: unlocks skip `rwsem_wake` (no wait_lock, no second wake); not a kernel bit (Go's `mutexWoken`, kslock's mutex `WOKEN`) | set under the wait_lock by `mark_wake` when it queues the head writer's wakeup | cleared under the wait_lock by a queued writer before each retry, and when a waiter leaves the list |
 //! | 4 | `WRITER_WANT` | a running writer (the OSQ holder) waits for the readers to drain: no fast-path, spinning or granted reader joins; not a kernel bit (parking_lot's writer bit set while readers drain plays this part) | the OSQ-holding writer, when it finds the lock held by readers only (RMW) | the same writer: in the CAS that takes the lock, or when its spin ends without it (`drop_want`, which then wakes the waiters an unlock of its own would have woken) |
-//! | 5–7 | — | reserved (0) | — |
+//! | 5 | `UPGRADING` | the upgradable holder waits for the other readers to leave so it can turn its bias into the writer bit: no fast-path, spinning, stealing or granted reader joins (recursive reads still do) | the upgradable holder (RMW) in `upgrade` | the same holder: in the CAS that makes it the writer, or when a timed upgrade gives up |
+//! | 6–7 | — | reserved (0) | — |
 //! | 8–62 | readers | reader count, `READER_BIAS` = 1 << 8 | any reader (add/sub), `mark_wake` (adds the biases of granted readers) |
 //! | 63 | `READ_FAIL` | overflow guard: never set in a valid state (it would take 2^55 read locks) | — (a reader that sees it takes its bias back and panics) |
 //!
-//! Unlocked = 0. The reader bits do not prove read ownership: a reader whose fast path failed
+//! Unlocked = 0. An upgradable holder is a reader: one bias in the reader bits, plus
+//! `AUX_UPGRADABLE` in `aux` (below). The reader bits do not prove read ownership: a reader whose fast path failed
 //! keeps its bias in `count` ("phantom bias") until it steals the lock or queues; so "writer
 //! bit + reader biases" is a legal transient state, and whoever removes a phantom bias behaves
 //! like a read unlock (wakes when the lock becomes free with waiters) or re-checks the count
 //! after queueing.
+//!
+//! # `aux` (32 bits; the futex word of upgradable waits)
+//!
+//! | bit | name | meaning | who sets / clears it |
+//! |-----|------|---------|----------------------|
+//! | 0 | `AUX_WAKING` | S0 `WakeFlag`: an unlocker is waking | below, "Unlock wake path" |
+//! | 1 | `AUX_WAKE_PENDING` | S0 `TrylockIfSpinner`: a wake left to the wait_lock holder | below |
+//! | 2 | `AUX_READER_SPINNER` | S4 `Limited`: a representative reader spins | below |
+//! | 3 | `AUX_UPGRADABLE` | a thread holds the upgradable lock (or is upgrading it) | set by a reader that holds a read lock (RMW; it failed if the bit was set) or by a writer in `downgrade_to_upgradable`; cleared by its holder (unlock, downgrade to read, or the upgrade's CAS) |
+//! | 4 | `AUX_SLEEPERS` | threads sleep on `aux` waiting for bit 3 to clear | a would-be upgradable holder (RMW) before its futex wait; cleared by the release of bit 3, which wakes all of them |
+//! | 5 | `AUX_DRAIN_SLEEP` | the upgrader sleeps on `aux` until its bias is the only one | the upgrader (RMW) before its futex wait; cleared by the reader unlock that leaves one bias while `UPGRADING` is set, which wakes it (`wake_upgrader`), or by the upgrader's release of bit 3 |
+//!
+//! # Upgradable reads
+//!
+//! An upgradable read (lock_api's `RawRwLockUpgrade`) is a read lock plus `AUX_UPGRADABLE`,
+//! which one thread at a time may own, and only while it holds a read bias or the write lock
+//! (so a writer can take the bit in `downgrade_to_upgradable` without waiting). A would-be
+//! holder takes a read lock the usual way (fair to queued writers), then tries the bit; if
+//! another thread owns it, it drops its read lock before it waits on `aux` (waiting with the
+//! read lock held would deadlock with the owner's upgrade). The upgrade raises `UPGRADING`,
+//! which keeps new readers out as `WRITER_WANT` does, waits until its own bias is the only
+//! one (spin under the cap, then sleep on `aux`: the reader unlock that leaves one bias behind
+//! while `UPGRADING` is set wakes it) and turns that bias into the writer bit in one CAS: no
+//! writer can enter in between, since its bias is counted throughout. Writers (queued or
+//! spinning) wait for it like for any reader. A timed upgrade that gives up clears
+//! `UPGRADING` and lets the readers that queued meanwhile join its read lock.
+//!
+//! The fair unlocks (`RawRwLockFair`, `unlock_upgradable_fair`) reserve the lock for the head
+//! waiter (`HANDOFF`, under the wait_lock) before releasing, so running threads cannot overtake
+//! the waiters the release wakes; `bump_*` do that only when someone waits.
 //!
 //! # `owner` (a hint; never proves ownership)
 //!
@@ -178,6 +210,10 @@
 //! * `read_unlock` with no reader counted: the unlock is a CAS loop that checks the value it
 //!   replaces (as cheap as a `fetch_sub` when the count is not changing under it).
 //!
+//! * `upgradable_unlock`, `upgrade`, `try_upgrade*`, `downgrade_upgradable` when no thread
+//!   holds the upgradable lock: a load of `aux` before anything is written. (Which thread holds
+//!   it is not recorded: an upgradable unlock by another thread than the holder is not caught.)
+//!
 //! A `read_unlock` by a thread that holds no read lock while other readers hold one cannot be
 //! told from theirs (readers are counted, not named) and releases one of their locks, as in
 //! every reader-count lock.
@@ -216,6 +252,9 @@ const HANDOFF: State = 1 << 2;
 /// A running writer holding the OSQ waits for the readers to drain: new readers stay out
 /// (owned by the OSQ holder: only it sets and clears the bit).
 const WRITER_WANT: State = 1 << 4;
+/// The upgradable holder waits for the other readers to leave: new readers stay out (owned by
+/// the upgradable holder).
+const UPGRADING: State = 1 << 5;
 /// Reader count position.
 const READER_SHIFT: u32 = 8;
 /// One reader.
@@ -228,9 +267,9 @@ const READER_MASK: State = !(READER_BIAS - 1) & !READ_FAIL;
 const LOCK_MASK: State = WRITER_LOCKED | READER_MASK;
 /// Any of these sends a fast-path reader to the slow path. `WAITERS` is not one: a sleeping
 /// waiter does not keep running readers out (module doc, "Readers and sleeping writers").
-const READ_FAILED_MASK: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | READ_FAIL;
+const READ_FAILED_MASK: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | UPGRADING | READ_FAIL;
 /// A reader may not join while any of these is set (the fail mask without the guard).
-const READ_BLOCKED: State = WRITER_LOCKED | HANDOFF | WRITER_WANT;
+const READ_BLOCKED: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | UPGRADING;
 
 /// `owner`: readers own (or last owned) the lock.
 const OWNER_READER: u64 = 1 << 0;
@@ -253,6 +292,12 @@ const AUX_WAKING: u32 = 1 << 0;
 const AUX_WAKE_PENDING: u32 = 1 << 1;
 /// `aux` (S4 `Limited`): a representative reader is spinning.
 const AUX_READER_SPINNER: u32 = 1 << 2;
+/// `aux`: a thread holds the upgradable lock.
+const AUX_UPGRADABLE: u32 = 1 << 3;
+/// `aux`: threads sleep on `aux` waiting for `AUX_UPGRADABLE` to clear.
+const AUX_SLEEPERS: u32 = 1 << 4;
+/// `aux`: the upgrader sleeps on `aux` waiting for the other readers to leave.
+const AUX_DRAIN_SLEEP: u32 = 1 << 5;
 
 /// `Waiter::state` of a reader: still waiting.
 const GRANT_WAITING: u32 = 0;
@@ -338,7 +383,7 @@ pub struct RawRwSem<P: RwSemPolicy = DefaultPolicy> {
     wait_lock: WaitLock,
     /// The adaptive spin budget of this lock.
     stats: SpinStats,
-    /// Policy flags: `AUX_WAKING`, `AUX_WAKE_PENDING`, `AUX_READER_SPINNER`.
+    /// Policy flags and the upgradable lock (`aux` table in the module doc); a futex word.
     aux: AtomicU32,
     _policy: PhantomData<fn() -> P>,
 }
@@ -383,13 +428,14 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 }
 
 mod read;
+mod upgrade;
 mod wake;
 mod write;
 
 #[cfg(not(kslock_loom))]
 mod api;
 #[cfg(not(kslock_loom))]
-pub use api::{RwSem, RwSemReadGuard, RwSemWith, RwSemWriteGuard};
+pub use api::{RwSem, RwSemReadGuard, RwSemUpgradableReadGuard, RwSemWith, RwSemWriteGuard};
 
 #[cfg(all(test, not(kslock_loom)))]
 mod tests {
@@ -413,7 +459,8 @@ mod tests {
     #[test]
     fn masks_are_disjoint() {
         assert_eq!(
-            READER_MASK & (WRITER_LOCKED | WAITERS | HANDOFF | WOKEN | READ_FAIL),
+            READER_MASK
+                & (WRITER_LOCKED | WAITERS | HANDOFF | WOKEN | WRITER_WANT | UPGRADING | READ_FAIL),
             0
         );
         assert_eq!(READER_MASK.count_ones(), 55);

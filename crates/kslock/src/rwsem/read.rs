@@ -120,6 +120,10 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             self.clear_nonspinnable();
             self.wake();
         }
+        // An upgrade waits for its own bias to be the last one.
+        if c & UPGRADING != 0 && c & READER_MASK == READER_BIAS {
+            self.wake_upgrader();
+        }
     }
 
     /// Removes this thread's (phantom) reader bias with read-unlock semantics.
@@ -277,9 +281,10 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             0
         };
         if self.wait_list.is_empty() {
-            // No waiters means no WAITERS/HANDOFF; if no writer holds it now, our counted
-            // bias is a read lock. Acquire pairs with the last writer's Release.
-            if has_bias && self.count.load(Acquire) & WRITER_LOCKED == 0 {
+            // No waiters means no WAITERS/HANDOFF; if no writer holds it now and no upgrade
+            // waits for the readers to leave, our counted bias is a read lock. Acquire pairs
+            // with the last writer's Release.
+            if has_bias && self.count.load(Acquire) & (WRITER_LOCKED | UPGRADING) == 0 {
                 self.set_reader_owned(me);
                 self.wait_unlock(me, &mut wq);
                 return true;
@@ -292,6 +297,11 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         // The re-check: one RMW removes our phantom bias (and sets WAITERS), and its result
         // says whether an unlocker may have missed us.
         let c = self.count.fetch_add(adj, AcqRel).wrapping_add(adj);
+        if has_bias && c & UPGRADING != 0 && c & READER_MASK == READER_BIAS {
+            // Our phantom bias was the last besides the upgrader's. (A futex wake under the
+            // wait_lock, in this rare race only.)
+            self.wake_upgrader();
+        }
         if c & LOCK_MASK == 0 {
             self.clear_nonspinnable();
             // SAFETY: wait_lock held.
@@ -421,7 +431,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     break Err(Stop::OwnerNotRunning);
                 }
                 let old = self.count.fetch_add(READER_BIAS, Acquire);
-                if old & (WRITER_LOCKED | HANDOFF | READ_FAIL) == 0 {
+                if old & (WRITER_LOCKED | HANDOFF | UPGRADING | READ_FAIL) == 0 {
                     self.set_reader_owned(me);
                     break Ok(());
                 }

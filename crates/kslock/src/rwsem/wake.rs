@@ -126,9 +126,10 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
             return false;
         }
-        if self.count.load(Relaxed) & (READ_FAIL | WRITER_WANT) != 0 {
-            // A running writer waits for the readers to drain: it takes the lock and wakes at
-            // its unlock, or gives up and wakes (`drop_want`). (A re-check in the trial below.)
+        if self.count.load(Relaxed) & (READ_FAIL | WRITER_WANT | UPGRADING) != 0 {
+            // A running writer or an upgrader waits for the readers to drain: it takes the lock
+            // and wakes at its unlock, or gives up and wakes (`drop_want`, a timed upgrade's
+            // cancellation). (A re-check in the trial below.)
             return false;
         }
         let mut trial: State = 0;
@@ -138,9 +139,16 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             // (synchronising with our grant store) see the previous writer's data.
             trial = READER_BIAS;
             let old = self.count.fetch_add(READER_BIAS, Acquire);
-            if old & WRITER_WANT != 0 && old & WRITER_LOCKED == 0 {
-                // WRITER_WANT came up since the check above: leave the lock to its holder.
-                self.count.fetch_sub(READER_BIAS, Relaxed);
+            if old & (WRITER_WANT | UPGRADING) != 0 && old & WRITER_LOCKED == 0 {
+                // WRITER_WANT or UPGRADING came up since the check above: leave the lock to
+                // its holder (and wake an upgrader our trial bias kept waiting).
+                let c = self
+                    .count
+                    .fetch_sub(READER_BIAS, Relaxed)
+                    .wrapping_sub(READER_BIAS);
+                if c & UPGRADING != 0 && c & READER_MASK == READER_BIAS {
+                    self.wake_upgrader();
+                }
                 return false;
             }
             if old & WRITER_LOCKED != 0 {

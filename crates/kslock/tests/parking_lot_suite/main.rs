@@ -5,9 +5,7 @@
 //! changed. `crate::` paths resolve to kslock through the `pub use kslock::*` below, so the
 //! test bodies name `crate::Mutex`, `crate::Condvar`, ... as they do inside parking_lot.
 //!
-//! Not applicable: `once.rs` (kslock has no `Once`). Tests that need upgradable reads on the
-//! rwsem (issue 10 item 3) are kept and `#[ignore]`d, with their bodies behind
-//! `cfg(kslock_upgradable)`. The `serde` and `arc_lock` tests run with
+//! Not applicable: `once.rs` (kslock has no `Once`). The `serde` and `arc_lock` tests run with
 //! `--features serde,arc_lock`.
 #![cfg(not(kslock_loom))]
 #![allow(clippy::all)]

@@ -1,16 +1,11 @@
 // Adapted from parking_lot 0.12.5, src/rwlock.rs (its `#[cfg(test)]` module), run against kslock.
-// parking_lot is Copyright (c) The parking_lot developers (Amanieu d'Antras), dual-licensed under
-// the MIT license and the Apache License, Version 2.0, as is kslock. Changes: the crate name
-// (`crate::` resolves to kslock through the suite root's `pub use kslock::*`); the tests that need
-// upgradable reads (`smoke`, `test_ruw_arc`, `test_rwlock_try_read`, `test_rwlock_try_write`,
-// `test_rwlock_try_upgrade`, `test_issue_430`) are kept, ignored, with their bodies behind
-// `cfg(kslock_upgradable)` until kslock has upgradable reads.
+// parking_lot is Copyright (c) The parking_lot developers (Amanieu d'Antras), dual-licensed
+// under the MIT license and the Apache License, Version 2.0, as is kslock. Changes: the crate
+// name (`crate::` resolves to kslock through the suite root's `pub use kslock::*`).
 
 #[cfg(test)]
 mod tests {
-    #[cfg(kslock_upgradable)]
-    use crate::RwLockUpgradableReadGuard;
-    use crate::{RwLock, RwLockWriteGuard};
+    use crate::{RwLock, RwLockUpgradableReadGuard, RwLockWriteGuard};
     use rand::Rng;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc::channel;
@@ -25,18 +20,14 @@ mod tests {
     struct NonCopy(i32);
 
     #[test]
-    #[ignore = "needs upgradable reads (issue 10 item 3)"]
     fn smoke() {
-        #[cfg(kslock_upgradable)]
-        {
-            let l = RwLock::new(());
-            drop(l.read());
-            drop(l.write());
-            drop(l.upgradable_read());
-            drop((l.read(), l.read()));
-            drop((l.read(), l.upgradable_read()));
-            drop(l.write());
-        }
+        let l = RwLock::new(());
+        drop(l.read());
+        drop(l.write());
+        drop(l.upgradable_read());
+        drop((l.read(), l.read()));
+        drop((l.read(), l.upgradable_read()));
+        drop(l.write());
     }
 
     #[test]
@@ -119,63 +110,59 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "needs upgradable reads (issue 10 item 3)"]
     fn test_ruw_arc() {
-        #[cfg(kslock_upgradable)]
-        {
-            let arc = Arc::new(RwLock::new(0));
-            let arc2 = arc.clone();
-            let (tx, rx) = channel();
+        let arc = Arc::new(RwLock::new(0));
+        let arc2 = arc.clone();
+        let (tx, rx) = channel();
 
-            thread::spawn(move || {
-                for _ in 0..10 {
-                    let mut lock = arc2.write();
-                    let tmp = *lock;
-                    *lock = -1;
-                    thread::yield_now();
-                    *lock = tmp + 1;
-                }
-                tx.send(()).unwrap();
-            });
-
-            let mut children = Vec::new();
-
-            // Upgradable readers try to catch the writer in the act and also
-            // try to touch the value
-            for _ in 0..5 {
-                let arc3 = arc.clone();
-                children.push(thread::spawn(move || {
-                    let lock = arc3.upgradable_read();
-                    let tmp = *lock;
-                    assert!(tmp >= 0);
-                    thread::yield_now();
-                    let mut lock = RwLockUpgradableReadGuard::upgrade(lock);
-                    assert_eq!(tmp, *lock);
-                    *lock = -1;
-                    thread::yield_now();
-                    *lock = tmp + 1;
-                }));
+        thread::spawn(move || {
+            for _ in 0..10 {
+                let mut lock = arc2.write();
+                let tmp = *lock;
+                *lock = -1;
+                thread::yield_now();
+                *lock = tmp + 1;
             }
+            tx.send(()).unwrap();
+        });
 
-            // Readers try to catch the writers in the act
-            for _ in 0..5 {
-                let arc4 = arc.clone();
-                children.push(thread::spawn(move || {
-                    let lock = arc4.read();
-                    assert!(*lock >= 0);
-                }));
-            }
+        let mut children = Vec::new();
 
-            // Wait for children to pass their asserts
-            for r in children {
-                assert!(r.join().is_ok());
-            }
-
-            // Wait for writer to finish
-            rx.recv().unwrap();
-            let lock = arc.read();
-            assert_eq!(*lock, 15);
+        // Upgradable readers try to catch the writer in the act and also
+        // try to touch the value
+        for _ in 0..5 {
+            let arc3 = arc.clone();
+            children.push(thread::spawn(move || {
+                let lock = arc3.upgradable_read();
+                let tmp = *lock;
+                assert!(tmp >= 0);
+                thread::yield_now();
+                let mut lock = RwLockUpgradableReadGuard::upgrade(lock);
+                assert_eq!(tmp, *lock);
+                *lock = -1;
+                thread::yield_now();
+                *lock = tmp + 1;
+            }));
         }
+
+        // Readers try to catch the writers in the act
+        for _ in 0..5 {
+            let arc4 = arc.clone();
+            children.push(thread::spawn(move || {
+                let lock = arc4.read();
+                assert!(*lock >= 0);
+            }));
+        }
+
+        // Wait for children to pass their asserts
+        for r in children {
+            assert!(r.join().is_ok());
+        }
+
+        // Wait for writer to finish
+        rx.recv().unwrap();
+        let lock = arc.read();
+        assert_eq!(*lock, 15);
     }
 
     #[test]
@@ -251,134 +238,122 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "needs upgradable reads (issue 10 item 3)"]
     fn test_rwlock_try_read() {
-        #[cfg(kslock_upgradable)]
+        let lock = RwLock::new(0isize);
         {
-            let lock = RwLock::new(0isize);
-            {
-                let read_guard = lock.read();
+            let read_guard = lock.read();
 
-                let read_result = lock.try_read();
-                assert!(
-                    read_result.is_some(),
-                    "try_read should succeed while read_guard is in scope"
-                );
+            let read_result = lock.try_read();
+            assert!(
+                read_result.is_some(),
+                "try_read should succeed while read_guard is in scope"
+            );
 
-                drop(read_guard);
-            }
-            {
-                let upgrade_guard = lock.upgradable_read();
+            drop(read_guard);
+        }
+        {
+            let upgrade_guard = lock.upgradable_read();
 
-                let read_result = lock.try_read();
-                assert!(
-                    read_result.is_some(),
-                    "try_read should succeed while upgrade_guard is in scope"
-                );
+            let read_result = lock.try_read();
+            assert!(
+                read_result.is_some(),
+                "try_read should succeed while upgrade_guard is in scope"
+            );
 
-                drop(upgrade_guard);
-            }
-            {
-                let write_guard = lock.write();
+            drop(upgrade_guard);
+        }
+        {
+            let write_guard = lock.write();
 
-                let read_result = lock.try_read();
-                assert!(
-                    read_result.is_none(),
-                    "try_read should fail while write_guard is in scope"
-                );
+            let read_result = lock.try_read();
+            assert!(
+                read_result.is_none(),
+                "try_read should fail while write_guard is in scope"
+            );
 
-                drop(write_guard);
-            }
+            drop(write_guard);
         }
     }
 
     #[test]
-    #[ignore = "needs upgradable reads (issue 10 item 3)"]
     fn test_rwlock_try_write() {
-        #[cfg(kslock_upgradable)]
+        let lock = RwLock::new(0isize);
         {
-            let lock = RwLock::new(0isize);
-            {
-                let read_guard = lock.read();
+            let read_guard = lock.read();
 
-                let write_result = lock.try_write();
-                assert!(
-                    write_result.is_none(),
-                    "try_write should fail while read_guard is in scope"
-                );
-                assert!(lock.is_locked());
-                assert!(!lock.is_locked_exclusive());
+            let write_result = lock.try_write();
+            assert!(
+                write_result.is_none(),
+                "try_write should fail while read_guard is in scope"
+            );
+            assert!(lock.is_locked());
+            assert!(!lock.is_locked_exclusive());
 
-                drop(read_guard);
-            }
-            {
-                let upgrade_guard = lock.upgradable_read();
+            drop(read_guard);
+        }
+        {
+            let upgrade_guard = lock.upgradable_read();
 
-                let write_result = lock.try_write();
-                assert!(
-                    write_result.is_none(),
-                    "try_write should fail while upgrade_guard is in scope"
-                );
-                assert!(lock.is_locked());
-                assert!(!lock.is_locked_exclusive());
+            let write_result = lock.try_write();
+            assert!(
+                write_result.is_none(),
+                "try_write should fail while upgrade_guard is in scope"
+            );
+            assert!(lock.is_locked());
+            assert!(!lock.is_locked_exclusive());
 
-                drop(upgrade_guard);
-            }
-            {
-                let write_guard = lock.write();
+            drop(upgrade_guard);
+        }
+        {
+            let write_guard = lock.write();
 
-                let write_result = lock.try_write();
-                assert!(
-                    write_result.is_none(),
-                    "try_write should fail while write_guard is in scope"
-                );
-                assert!(lock.is_locked());
-                assert!(lock.is_locked_exclusive());
+            let write_result = lock.try_write();
+            assert!(
+                write_result.is_none(),
+                "try_write should fail while write_guard is in scope"
+            );
+            assert!(lock.is_locked());
+            assert!(lock.is_locked_exclusive());
 
-                drop(write_guard);
-            }
+            drop(write_guard);
         }
     }
 
     #[test]
-    #[ignore = "needs upgradable reads (issue 10 item 3)"]
     fn test_rwlock_try_upgrade() {
-        #[cfg(kslock_upgradable)]
+        let lock = RwLock::new(0isize);
         {
-            let lock = RwLock::new(0isize);
-            {
-                let read_guard = lock.read();
+            let read_guard = lock.read();
 
-                let upgrade_result = lock.try_upgradable_read();
-                assert!(
-                    upgrade_result.is_some(),
-                    "try_upgradable_read should succeed while read_guard is in scope"
-                );
+            let upgrade_result = lock.try_upgradable_read();
+            assert!(
+                upgrade_result.is_some(),
+                "try_upgradable_read should succeed while read_guard is in scope"
+            );
 
-                drop(read_guard);
-            }
-            {
-                let upgrade_guard = lock.upgradable_read();
+            drop(read_guard);
+        }
+        {
+            let upgrade_guard = lock.upgradable_read();
 
-                let upgrade_result = lock.try_upgradable_read();
-                assert!(
-                    upgrade_result.is_none(),
-                    "try_upgradable_read should fail while upgrade_guard is in scope"
-                );
+            let upgrade_result = lock.try_upgradable_read();
+            assert!(
+                upgrade_result.is_none(),
+                "try_upgradable_read should fail while upgrade_guard is in scope"
+            );
 
-                drop(upgrade_guard);
-            }
-            {
-                let write_guard = lock.write();
+            drop(upgrade_guard);
+        }
+        {
+            let write_guard = lock.write();
 
-                let upgrade_result = lock.try_upgradable_read();
-                assert!(
-                    upgrade_result.is_none(),
-                    "try_upgradable should fail while write_guard is in scope"
-                );
+            let upgrade_result = lock.try_upgradable_read();
+            assert!(
+                upgrade_result.is_none(),
+                "try_upgradable should fail while write_guard is in scope"
+            );
 
-                drop(write_guard);
-            }
+            drop(write_guard);
         }
     }
 
@@ -545,23 +520,19 @@ mod tests {
 
     #[test]
     #[cfg(feature = "arc_lock")]
-    #[ignore = "needs upgradable reads (issue 10 item 3)"]
     fn test_issue_430() {
-        #[cfg(kslock_upgradable)]
-        {
-            let lock = std::sync::Arc::new(RwLock::new(0));
+        let lock = std::sync::Arc::new(RwLock::new(0));
 
-            let mut rl = lock.upgradable_read_arc();
+        let mut rl = lock.upgradable_read_arc();
 
-            rl.with_upgraded(|_| {
-                println!("lock upgrade");
-            });
+        rl.with_upgraded(|_| {
+            println!("lock upgrade");
+        });
 
-            rl.with_upgraded(|_| {
-                println!("lock upgrade");
-            });
+        rl.with_upgraded(|_| {
+            println!("lock upgrade");
+        });
 
-            drop(lock);
-        }
+        drop(lock);
     }
 }
