@@ -15,7 +15,8 @@ use kslock::lock_api::{RawMutex as _, RawMutexFair, RawRwLock as _};
 use kslock::{
     const_fair_mutex, const_mutex, const_reentrant_mutex, const_rwlock, Condvar, FairMutex,
     MappedMutexGuard, MappedRwLockReadGuard, MappedRwLockWriteGuard, Mutex, MutexGuard, RawMutex,
-    RawRwLock, ReentrantMutex, ReentrantMutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    RawRwLock, ReentrantMutex, ReentrantMutexGuard, RwLock, RwLockReadGuard,
+    RwLockUpgradableReadGuard, RwLockWriteGuard,
 };
 
 static COUNTER: Mutex<u64> = const_mutex(0);
@@ -148,6 +149,59 @@ fn rwlock_guards_downgrade_recursive_and_map() {
     drop(r);
     assert!(l.try_write_for(Duration::from_millis(1)).is_some());
     assert!(l.try_read_until(Instant::now()).is_some());
+}
+
+#[test]
+fn rwlock_upgradable_reads_and_fair_unlocks() {
+    let l = Arc::new(RwLock::new(vec![1]));
+    // Readers beside an upgradable reader; writers and other upgradable readers wait.
+    let u = l.upgradable_read();
+    assert!(l.try_read().is_some());
+    assert!(l.try_upgradable_read().is_none());
+    assert!(l.try_write().is_none());
+    let mut w = RwLockUpgradableReadGuard::upgrade(u);
+    w.push(2);
+    let u = RwLockWriteGuard::downgrade_to_upgradable(w);
+    assert_eq!(*u, [1, 2]);
+    let r = RwLockUpgradableReadGuard::downgrade(u);
+    assert!(
+        l.try_upgradable_read().is_some(),
+        "a downgraded upgradable lock frees the slot"
+    );
+    drop(r);
+    // try_upgrade fails while another reader holds on, and succeeds once it leaves.
+    let u = l.upgradable_read();
+    let r = l.read();
+    let u = RwLockUpgradableReadGuard::try_upgrade(u).expect_err("a reader is inside");
+    let u = match RwLockUpgradableReadGuard::try_upgrade_for(u, Duration::from_millis(5)) {
+        Ok(_) => panic!("upgraded beside a reader"),
+        Err(u) => u,
+    };
+    drop(r);
+    let mut w = RwLockUpgradableReadGuard::try_upgrade(u).expect("no other reader");
+    w.push(3);
+    drop(w);
+    // with_upgraded, and an upgrade that waits for a reader on another thread.
+    let mut u = l.upgradable_read();
+    u.with_upgraded(|v| v.push(4));
+    let l2 = l.clone();
+    let reader = thread::spawn(move || l2.read().len());
+    let mut w = RwLockUpgradableReadGuard::upgrade(u);
+    w.push(5);
+    drop(w);
+    assert!(reader.join().unwrap() >= 4);
+    // Fair unlocks and bumps compile and release as parking_lot's do.
+    let w = l.write();
+    RwLockWriteGuard::unlock_fair(w);
+    let mut r = l.read();
+    RwLockReadGuard::bump(&mut r);
+    RwLockReadGuard::unlock_fair(r);
+    let mut u = l.upgradable_read();
+    RwLockUpgradableReadGuard::bump(&mut u);
+    RwLockUpgradableReadGuard::unlock_fair(u);
+    let u = l.try_upgradable_read_for(Duration::from_millis(1)).unwrap();
+    drop(u);
+    assert_eq!(*l.read(), [1, 2, 3, 4, 5]);
 }
 
 #[test]
