@@ -201,6 +201,9 @@ fn rwlock_upgradable_reads_and_fair_unlocks() {
     RwLockUpgradableReadGuard::unlock_fair(u);
     let u = l.try_upgradable_read_for(Duration::from_millis(1)).unwrap();
     drop(u);
+    let r = l.read();
+    assert!(l.try_read_recursive_for(Duration::from_millis(1)).is_some());
+    drop(r);
     assert_eq!(*l.read(), [1, 2, 3, 4, 5]);
 }
 

@@ -65,6 +65,16 @@ unsafe impl<P: RwSemPolicy> lock_api::RawRwLockRecursive for RawRwSem<P> {
     }
 }
 
+// SAFETY: as `RawRwLockRecursive` when they return true; on false the lock is untouched.
+unsafe impl<P: RwSemPolicy> lock_api::RawRwLockRecursiveTimed for RawRwSem<P> {
+    fn try_lock_shared_recursive_for(&self, timeout: Self::Duration) -> bool {
+        self.try_read_recursive_for(timeout)
+    }
+    fn try_lock_shared_recursive_until(&self, timeout: Self::Instant) -> bool {
+        self.try_read_recursive_until(timeout)
+    }
+}
+
 // SAFETY: the timed variants acquire exactly like the untimed ones or leave the lock
 // untouched (a cancelled waiter is unlinked under the wait_lock).
 unsafe impl<P: RwSemPolicy> lock_api::RawRwLockTimed for RawRwSem<P> {

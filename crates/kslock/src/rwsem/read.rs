@@ -50,6 +50,30 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         self.read_contended(c, None);
     }
 
+    /// [`read_recursive`](Self::read_recursive), giving up at `deadline` (monotonic ns).
+    fn read_recursive_timed(&self, deadline: u64) -> bool {
+        let c = self
+            .count
+            .fetch_add(READER_BIAS, Acquire)
+            .wrapping_add(READER_BIAS);
+        if c & (WRITER_LOCKED | READ_FAIL) == 0 {
+            self.set_reader_owned(current());
+            return true;
+        }
+        self.read_contended(c, Some(deadline))
+    }
+
+    /// [`read_recursive`](Self::read_recursive), giving up after `timeout` (a `timeout` too
+    /// large for the clock waits for ever). `true` = held.
+    pub fn try_read_recursive_for(&self, timeout: std::time::Duration) -> bool {
+        self.read_recursive_timed(sys::deadline_after(timeout))
+    }
+
+    /// [`read_recursive`](Self::read_recursive), giving up at `deadline`. `true` = held.
+    pub fn try_read_recursive_until(&self, deadline: std::time::Instant) -> bool {
+        self.read_recursive_timed(sys::deadline_from_instant(deadline))
+    }
+
     /// `try_read` for nesting: fails only while a writer holds the lock.
     #[inline]
     pub fn try_read_recursive(&self) -> bool {
