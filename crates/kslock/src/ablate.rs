@@ -8,7 +8,6 @@
 //! | `pickup_yield` | the new owner yields once after picking up a handover | [`crate::mutex`] `picked_up` |
 //! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
 //! | `appointed_sleep` | a head appointed by a handover sleeps on its window without racing the new owner for the lock | [`crate::mutex`] `wait_in_queue` |
-//! | `wake_yield` | a new owner that woke the next head yields once | [`crate::mutex`] `leave` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 
@@ -20,15 +19,13 @@ pub(crate) enum Mech {
     PickupYield = 1 << 1,
     SkipSpin = 1 << 2,
     AppointedSleep = 1 << 3,
-    WakeYield = 1 << 4,
 }
 
-const NAMES: [(&str, Mech); 5] = [
+const NAMES: [(&str, Mech); 4] = [
     ("baton", Mech::Baton),
     ("pickup_yield", Mech::PickupYield),
     ("skip_spin", Mech::SkipSpin),
     ("appointed_sleep", Mech::AppointedSleep),
-    ("wake_yield", Mech::WakeYield),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

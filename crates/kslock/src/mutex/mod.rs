@@ -58,9 +58,7 @@
 //!
 //! When the lock changes hands and others still wait, the next head is woken to start its own
 //! window: by the unlocker in a handover (before the grant, `baton`; the new owner then yields
-//! once, `pickup_yield`), or by a head that took the lock without one, which then yields once
-//! (`wake_yield`): a head the scheduler queued behind a running owner on its CPU could not end
-//! that owner's window. The old owner, whose re-lock now fails, queues at the tail without
+//! once, `pickup_yield`), or by a head that took the lock without one. The old owner, whose re-lock now fails, queues at the tail without
 //! spinning. So when threads outnumber CPUs the lock runs in windows: one thread
 //! re-locks from its own cache for a window while the others sleep, then ownership moves to the
 //! next in FIFO order. The bound: a waiter at queue position k gets the lock within
@@ -97,20 +95,22 @@
 //! | `appointed_sleep` | 96, 1 | 29040, 28804 (8.3, 9.6) | 30843, 30931 (18, 28) | 0.94× | the rotation is not bypassed by the new head stealing |
 //! | `appointed_sleep` | 96, 20 | 1641, 1612 (2.3, 1.6) | 1564, 1536 (2.1, 3.5) | 1.05× | as above |
 //! | `appointed_sleep` | 96, 100 | 322, 324 (3.2, 3.5) | 302, 319 (3.4, 3.8) | 1.04× | as above |
-//! | `wake_yield` | 96, 1 | 24193, 27093 (2.7, 2.0) | 31014, 30581 (9.6, 10.8) | 0.83× | fairness: the next head, woken by the new owner, starts its window instead of waiting a scheduler slice behind it |
-//! | `wake_yield` | 32, 1 | 26443, 27273 (1.5, 1.8) | 29734, 29915 (2.7, 3.0) | 0.90× | as above |
-//! | `wake_yield` | 32/96, 20 and 100 | (within noise both ways) | | 0.97–1.01× | |
 //!
-//! (`baton`, `pickup_yield`, `skip_spin` measured on 8837c79, before `appointed_sleep`.) `wake_yield` measured on 125143d +
-//! the change, `KSLOCK_OFF=none|wake_yield lockbench matrix --locks kslock-mutex,parking-lot-mutex
-//! --threads 8,32,96 --cs-load 1,20,100 --secs 0.8`, two runs each; 8 threads unchanged. It
-//! trades throughput at CS load 1 for the bound: without it a stuck head lets one owner batch
-//! for a whole scheduler slice (fast, and unfair), with it every window ends near its size, and
-//! at CS load 1 a handover every ≈ 0.15 ms costs ≈ 20 µs of the lock's time
-//! (`mutex_unlock_handoff` and lock-idle measured with the lock events). The
+//! (`baton`, `pickup_yield`, `skip_spin` measured on 8837c79, before `appointed_sleep`.) The
 //! first two trade about 17% of the throughput of oversubscribed cells for the fairness bound:
 //! without them a handover's next head waits behind a running thread for a scheduler slice,
 //! and the windows of the threads that run lengthen.
+//!
+//! Tried and dropped (session 4): a head that takes the lock without a handover and wakes the
+//! next head yields once, so that a next head the scheduler queued behind it on its CPU starts
+//! its window (`perf sched timehist` at 96 threads, CS load 1: 125 of 2 800 wakeups a second
+//! waited 1–4 ms on the waker's CPU while the other CPU idled, and the owner's window grew to a
+//! scheduler slice). Without outside work it held max/min per-thread ops at 2.0–2.7 instead of
+//! 9.6–10.8 (96 threads, CS load 1) for 0.83–0.90× throughput; with outside work
+//! (`--outside-load 100`, 8 threads, CS load 1) it halved throughput, 650 → 349 kops/s, with
+//! 1.02 CPUs busy: the woken head, running on the yielding owner's CPU, saw the owner off its
+//! CPU and slept for its whole window instead of taking the lock from the other CPU between
+//! the owner's sections. Fairness at 96 threads, CS load 1 stays open (README, known gaps).
 //!
 //! # Memory orderings
 //!

@@ -364,12 +364,9 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
         }
         self.wait_lock.unlock(me);
-        let woke = wake.wake_all();
+        wake.wake_all();
         if acquired {
             me.note_cpu();
-            if woke && ablate::on(Mech::WakeYield) {
-                yield_to_woken(me);
-            }
         }
     }
 
@@ -519,27 +516,6 @@ fn picked_up(me: &'static ThreadRec) {
         crate::sync::yield_now();
     }
     me.note_cpu();
-}
-
-/// A new owner that woke the next head (`leave`) gives its CPU away once, so that the head runs
-/// now if the scheduler queued it here. A wakeup made by a thread that runs on is often queued
-/// on the waker's CPU (when the other CPUs are busy at that instant), where it waits for the
-/// waker's whole scheduler slice: measured 1–4 ms for 125 of 2 800 wakeups in one second at 96
-/// threads, CS load 1, on the 2-vCPU VM, while the other CPU idled (`perf sched timehist`). A
-/// head that cannot run cannot end the owner's window: windows grew from ≈ 0.1 ms to a slice
-/// and per-thread operations spread 8–16× (module doc, "Ablation"). The CPU is noted first, so
-/// that the woken head, running here, sees the owner off its CPU (R3 of [`crate::spin`]) and
-/// sleeps on its window at once instead of spinning on a preempted owner. With nothing else
-/// queued here the yield returns at once (one syscall, next to the wakeup's).
-/// (Not under loom: a scheduling hint, no state changes.)
-fn yield_to_woken(me: &'static ThreadRec) {
-    #[cfg(not(kslock_loom))]
-    {
-        std::thread::yield_now();
-        me.note_cpu();
-    }
-    #[cfg(kslock_loom)]
-    let _ = me;
 }
 
 /// When the head `w` should ask for the handoff: its fairness window's end

@@ -514,14 +514,11 @@ impl ThreadRec {
 
     /// Gives the thread a wake token and wakes it if it sleeps. Callable on any record at any
     /// time, also one whose thread has moved on (the token is then stale and harmless).
-    /// `true` = the thread slept and a futex wake was made.
-    pub(crate) fn unpark(&self) -> bool {
+    pub(crate) fn unpark(&self) {
         // Release pairs with the Acquire token consumption in `park`.
         if self.park.swap(NOTIFIED, Release) == PARKED {
             sys::futex_wake(&self.park, 1);
-            return true;
         }
-        false
     }
 }
 
@@ -557,19 +554,16 @@ impl WakeQ {
         }
     }
 
-    /// Unparks every queued record. Call after dropping the wait_lock. `true` = at least one
-    /// of them slept (a futex wake was made: the thread now needs a CPU).
-    pub(crate) fn wake_all(&mut self) -> bool {
+    /// Unparks every queued record. Call after dropping the wait_lock.
+    pub(crate) fn wake_all(&mut self) {
         let mut id = core::mem::replace(&mut self.head, 0);
-        let mut slept = false;
         while id != 0 {
             let rec = by_id(id);
             // AcqRel: Acquire pairs with other wakers' `push` RMWs (their state changes reach
             // the woken thread through our unpark); Release lets the next `push` claim it.
             id = rec.wake_next.swap(0, AcqRel) & !QUEUED;
-            slept |= rec.unpark();
+            rec.unpark();
         }
-        slept
     }
 }
 
