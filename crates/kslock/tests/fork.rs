@@ -263,6 +263,63 @@ fn forks_during_lock_traffic_leave_no_half_done_slow_path() {
 }
 
 #[test]
+fn concurrent_forks_each_wait_for_the_slow_paths_in_flight() {
+    // Two threads fork at once (glibc runs their fork handlers in parallel) while parent threads
+    // enter and leave the wait lists of the locks they hold. The first fork to finish must not
+    // let slow paths resume while the other has yet to copy the process: every child must find
+    // its forker's lock usable.
+    let locks: Arc<Vec<RawMutex>> = Arc::new((0..2).map(|_| RawMutex::new()).collect());
+    let held = Arc::new(std::sync::Barrier::new(3));
+    let stop = Arc::new(AtomicBool::new(false));
+    let forkers: Vec<_> = (0..2)
+        .map(|i| {
+            let (locks, held) = (locks.clone(), held.clone());
+            std::thread::spawn(move || {
+                locks[i].lock();
+                held.wait();
+                for round in 0..20 {
+                    in_child(&format!("concurrent fork {i}, round {round}"), || {
+                        // SAFETY: the forking thread holds `locks[i]`.
+                        unsafe { locks[i].unlock() };
+                        let m = Arc::new(RawMutex::new());
+                        child_contends(&m) && {
+                            locks[i].lock();
+                            // SAFETY: held.
+                            unsafe { locks[i].unlock() };
+                            true
+                        }
+                    });
+                }
+                // SAFETY: held by this thread.
+                unsafe { locks[i].unlock() };
+            })
+        })
+        .collect();
+    held.wait();
+    let traffic: Vec<_> = (0..4)
+        .map(|t| {
+            let (locks, stop) = (locks.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Relaxed) {
+                    // Timed waits: every one takes the wait_lock to queue and again to leave.
+                    if locks[t % 2].try_lock_for(Duration::from_micros(20)) {
+                        // SAFETY: held (only after its forker is done).
+                        unsafe { locks[t % 2].unlock() };
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in forkers {
+        h.join().unwrap();
+    }
+    stop.store(true, Relaxed);
+    for h in traffic {
+        h.join().unwrap();
+    }
+}
+
+#[test]
 fn a_child_can_start_many_threads() {
     // The pool grows in the child (new segments, ghosts never reused).
     let keep: Vec<_> = (0..8)

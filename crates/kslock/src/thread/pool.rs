@@ -46,7 +46,7 @@
 //! | `EXITED` | id of the exit-list top (0 = empty); only pushed and taken whole, so no tag |
 //! | `KEY` | the exit key, valid once `HOOKS` is 2 and `KEY_OK` is 1 |
 //! | `EPOCH` | how many `fork()`s this process descends from |
-//! | `FORKING` | 1 while a `fork()` in this process waits in its prepare handler |
+//! | `FORKING` | `fork()`s of this process between their prepare and parent handlers (a count: glibc 2.36 runs the handlers of concurrent forks in parallel) |
 //!
 //! # fork()
 //!
@@ -63,9 +63,13 @@
 //! * **Half-done slow paths.** A thread caught by the fork between two steps of a slow path
 //!   (holding a wait_lock, queued in an OSQ) would leave that lock broken in the child. Every
 //!   such multi-step section is bracketed by [`slow_enter`] / [`ThreadRec::slow_exit`], and the
-//!   prepare handler (a fork barrier) sets `FORKING` and waits until no other thread is inside a
-//!   section; a thread that wants to enter one while `FORKING` is set waits on a futex until the
-//!   fork is done. Sections are short and never wait for a thread outside a section, so the
+//!   prepare handler (a fork barrier) raises `FORKING` and waits until no other thread is inside
+//!   a section; a thread that wants to enter one while `FORKING` is non-zero waits on a futex
+//!   until every fork in progress is done. `FORKING` counts forks rather than flagging one:
+//!   glibc 2.36 does not serialise concurrent `fork()`s' handlers (two threads' prepare
+//!   handlers overlap), and with a flag the first fork's parent handler reopened the sections
+//!   while a second fork had yet to copy the process (its child then found a wait_lock held by
+//!   a ghost: the chaos CI run of `fork.rs`, whose tests fork in parallel). Sections are short and never wait for a thread outside a section, so the
 //!   barrier is bounded. Entry is one `swap` and one load (the Dekker pair with the handler's
 //!   store and loads, all SeqCst).
 //! * **kslock's own state** is all atomics (this pool, the spin calibration, the rseq offset),
@@ -404,8 +408,12 @@ pub(crate) fn slow_enter(me: &ThreadRec) {
             return;
         }
         me.in_slow.store(0, Release);
-        while FORKING.load(Acquire) != 0 {
-            let _ = crate::sys::futex_wait(&FORKING, 1, None);
+        loop {
+            let n = FORKING.load(Acquire);
+            if n == 0 {
+                break;
+            }
+            let _ = crate::sys::futex_wait(&FORKING, n, None);
         }
     }
 }
@@ -444,7 +452,8 @@ fn set_up_hooks() {
 
 /// Fork barrier: wait until no other thread is inside a slow-path section.
 extern "C" fn prepare() {
-    FORKING.store(1, SeqCst);
+    // SeqCst: the Dekker pair with `slow_enter` (its swap of `in_slow` and load of FORKING).
+    FORKING.fetch_add(1, SeqCst);
     let me = ME.try_with(Cell::get).map_or(ptr::null(), |m| m.rec);
     let hwm = HWM.load(SeqCst);
     for id in 1..=hwm {
@@ -459,8 +468,10 @@ extern "C" fn prepare() {
 }
 
 extern "C" fn parent() {
-    FORKING.store(0, SeqCst);
-    crate::sys::futex_wake(&FORKING, i32::MAX);
+    // The last fork in progress reopens the sections.
+    if FORKING.fetch_sub(1, SeqCst) == 1 {
+        crate::sys::futex_wake(&FORKING, i32::MAX);
+    }
 }
 
 /// The child: one thread, a new epoch; every other record is a ghost.
@@ -478,6 +489,7 @@ extern "C" fn child() {
         None => 0,
     };
     LIVE.store(live, Relaxed);
+    // Other forks in progress belong to parent threads, which are ghosts here.
     FORKING.store(0, SeqCst);
 }
 
