@@ -8,6 +8,7 @@
 //! | `pickup_yield` | the new owner yields once after picking up a handover | [`crate::mutex`] `picked_up` |
 //! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
 //! | `appointed_sleep` | a head appointed by a handover sleeps on its window without racing the new owner for the lock | [`crate::mutex`] `wait_in_queue` |
+//! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 
@@ -19,13 +20,15 @@ pub(crate) enum Mech {
     PickupYield = 1 << 1,
     SkipSpin = 1 << 2,
     AppointedSleep = 1 << 3,
+    PreQueueYield = 1 << 4,
 }
 
-const NAMES: [(&str, Mech); 4] = [
+const NAMES: [(&str, Mech); 5] = [
     ("baton", Mech::Baton),
     ("pickup_yield", Mech::PickupYield),
     ("skip_spin", Mech::SkipSpin),
     ("appointed_sleep", Mech::AppointedSleep),
+    ("pre_queue_yield", Mech::PreQueueYield),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

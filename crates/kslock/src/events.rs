@@ -27,6 +27,8 @@ events! {
     mutex_lock_slow,
     /// An optimistic (OSQ) spin took the mutex.
     mutex_spin_acquired,
+    /// A locker whose spin failed took the mutex after a pre-queue yield.
+    mutex_yield_acquired,
     /// A locker queued on the mutex.
     mutex_queued,
     /// A fresh head armed WAKE_HEAD and slept.

@@ -44,6 +44,16 @@ use crate::thread::ThreadRec;
 /// Smallest budget, ns: below this a spin cannot even cover one cache-line round trip plus a
 /// short critical section.
 pub(crate) const FLOOR_NS: u32 = 1_000;
+
+/// How often a locker whose spin failed (a mutex locker or rwsem writer), or an rwsem reader
+/// whose wait on the count failed, gives its CPU away (`sched_yield`) and tries again before it
+/// queues (module docs of [`crate::mutex`] and [`crate::rwsem`], "Yield before queueing"). 4:
+/// A/B on the 2-vCPU VM with 0, 2, 4, 8, 16 (rwsem, 50% and 90% reads, CS load 1/20/100, 2–96
+/// threads): 0 left one CPU idle at 8+ threads (1.04–1.4 CPUs busy, 0.5–0.8× parking_lot); 2–8
+/// kept both busy and were within noise of each other; 16 lost up to 20% at CS load 20.
+/// parking_lot's `SpinWait` yields up to 7 times before it parks. None under loom (the yields
+/// only delay the queueing, which the models cover).
+pub(crate) const PRE_QUEUE_YIELDS: u32 = if cfg!(kslock_loom) { 0 } else { 4 };
 /// Cap = this many no-waiter `FUTEX_WAKE`s (see module doc).
 #[cfg_attr(kslock_loom, allow(dead_code))]
 const CAP_SYSCALLS: u64 = 120;

@@ -68,6 +68,22 @@
 //! the handoff as soon as the woken head loses once, as the kernel does: fair at µs scale, a
 //! handover per wakeup. [`RawMutex::unlock_fair`] hands off whenever anyone waits.
 //!
+//! # Yield before queueing
+//!
+//! A locker whose optimistic spin fails gives its CPU away (`sched_yield`) and tries again,
+//! up to [`crate::spin::PRE_QUEUE_YIELDS`] (4) times, before it queues, as the rwsem's writers
+//! and blocked readers do. With more threads than CPUs a spin mostly fails because the owner
+//! was preempted; a thread that then sleeps in the queue leaves only by the rotation (one head
+//! at a time, one window each), so when threads also work outside the lock the queue filled up
+//! and one CPU idled (8 threads, CS load 20, `--outside-load 100`: 1.5 CPUs busy, 0.73×
+//! parking_lot). A yield lets the owner run and keeps the locker runnable. After a spin that ran
+//! out of budget on a *running* owner the locker yields again only if the yield ran other
+//! threads (it took at least 1/16 of the spin cap, ≈ 1.25 µs here): at 2 threads, CS load 1,
+//! nothing else is runnable, the yield returns at once, and spinning again only polled the
+//! batching owner's line (yielding regardless cost 0.84× there, 33.5k → 28k kops/s, with 1.78
+//! CPUs busy for a one-CPU job). Fairness stays with the queue: the head's window bounds how
+//! long yielders may barge.
+//!
 //! # No lost wakeup
 //!
 //! An unlock wakes a sleeping head only if its release CAS consumed `WAKE_HEAD`, or it hands
@@ -95,6 +111,19 @@
 //! | `appointed_sleep` | 96, 1 | 29040, 28804 (8.3, 9.6) | 30843, 30931 (18, 28) | 0.94× | the rotation is not bypassed by the new head stealing |
 //! | `appointed_sleep` | 96, 20 | 1641, 1612 (2.3, 1.6) | 1564, 1536 (2.1, 3.5) | 1.05× | as above |
 //! | `appointed_sleep` | 96, 100 | 322, 324 (3.2, 3.5) | 302, 319 (3.4, 3.8) | 1.04× | as above |
+//!
+//!
+//! `pre_queue_yield`, on c529394 plus the change, two runs of each side alternated
+//! (`KSLOCK_OFF=pre_queue_yield lockbench matrix --locks kslock-mutex --threads 2,8,32,96
+//! --cs-load 1,20,100 --outside-load 0,100 --secs 0.5 --warmup 0.1 --repeat 2`), kops/s summed
+//! over both runs, on ÷ off (CPUs busy on / off):
+//!
+//! | cells | on ÷ off |
+//! |---|---|
+//! | outside load 0, all 12 cells | 0.98–1.01 |
+//! | outside 100, CS load 1, 2–96 threads | 1.00–1.05 |
+//! | outside 100, CS load 20, 8 / 32 / 96 threads | 1.30 / 1.36 / 1.43 (1.97 / 1.85 / 1.93 CPUs vs 1.52 / 1.40 / 1.29) |
+//! | outside 100, CS load 100, 8 / 32 / 96 threads | 1.56 / 1.28 / 1.20 (1.75 / 1.47 / 1.34 vs 1.20 / 1.20 / 1.21) |
 //!
 //! (`baton`, `pickup_yield`, `skip_spin` measured on 8837c79, before `appointed_sleep`.) The
 //! first two trade about 17% of the throughput of oversubscribed cells for the fairness bound:

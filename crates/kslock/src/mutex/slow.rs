@@ -7,7 +7,7 @@ use crate::chaos::{self, Site};
 use crate::events::{count, Event};
 use crate::fairness;
 use crate::policy::{HandoffPolicy, MutexPolicy};
-use crate::spin::{Spin, Stop};
+use crate::spin::{Spin, Stop, PRE_QUEUE_YIELDS};
 use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
 use crate::thread::{owner_rec, Kind, ThreadRec, WaitSlot, Waiter, WakeQ};
@@ -79,18 +79,29 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// Optimistic spinning as a non-waiter: join the OSQ, and as its head poll the lock while
     /// the owner runs, within the lock's budget. `true` = acquired.
     pub(super) fn optimistic_spin(&self, me: &'static ThreadRec) -> bool {
+        self.try_optimistic_spin(me).is_ok()
+    }
+
+    /// [`optimistic_spin`](Self::optimistic_spin), saying why it failed: `Budget` when the
+    /// owner kept the lock for the whole budget while running, `OwnerNotRunning` when the owner
+    /// (or the OSQ predecessor) is off its CPU or too many threads spin already.
+    fn try_optimistic_spin(&self, me: &'static ThreadRec) -> Result<(), Stop> {
         let mut spin = Spin::new(&self.stats, me);
         let owner = owner_of(self.owner.load(Relaxed));
         if owner != 0 && !owner_rec(owner).is_some_and(|r| spin.owner_running(r)) {
-            return false;
+            return Err(Stop::OwnerNotRunning);
         }
         if !self.osq.lock(me, P::OSQ_LAYOUT, &mut spin) {
             spin.failed(Stop::OwnerNotRunning);
-            return false;
+            return Err(Stop::OwnerNotRunning);
         }
         let r = self.poll(me, false, &mut spin);
         self.osq.unlock(me, P::OSQ_LAYOUT, &self.stats);
-        spin.finish(r)
+        if spin.finish(r) {
+            Ok(())
+        } else {
+            r
+        }
     }
 
     /// The head waiter's spin (no OSQ, concurrent with the OSQ head, as in the kernel): polls
@@ -135,9 +146,37 @@ impl<P: MutexPolicy> RawMutex<P> {
         // is futile, and the CPU is better given to the waiter that will be next.
         let handed_off =
             me.take_handed_off(self as *const Self as usize) && ablate::on(Mech::SkipSpin);
-        if !handed_off && self.optimistic_spin(me) {
-            count(Event::mutex_spin_acquired);
-            return true;
+        if !handed_off {
+            // Spin; when the spin fails, give the CPU away and try again, up to
+            // PRE_QUEUE_YIELDS times, before queueing (module doc, "Yield before queueing").
+            // After a spin that ran out of budget on a running owner, go on only if the yield
+            // ran other threads: with nobody else to run on this CPU, yielding and spinning
+            // again only polls a batching owner's line.
+            let yielding = ablate::on(Mech::PreQueueYield);
+            let mut yields = 0;
+            loop {
+                let why = match self.try_optimistic_spin(me) {
+                    Ok(()) => {
+                        count(Event::mutex_spin_acquired);
+                        return true;
+                    }
+                    Err(why) => why,
+                };
+                if !yielding || yields == PRE_QUEUE_YIELDS {
+                    break;
+                }
+                yields += 1;
+                let t = sys::now_ns();
+                crate::sync::yield_now();
+                let ran_others = sys::now_ns() - t >= yield_switched_ns();
+                if self.try_acquire(me, false).is_ok() {
+                    count(Event::mutex_yield_acquired);
+                    return true;
+                }
+                if why == Stop::Budget && !ran_others {
+                    break;
+                }
+            }
         }
         count(Event::mutex_queued);
         let slot = WaitSlot::new(me, Kind::Write, 0);
@@ -529,4 +568,12 @@ fn due_at(w: &Waiter) -> u64 {
 /// The earlier of a user deadline (`None` = none) and a timer.
 fn min_deadline(deadline: Deadline, t: u64) -> Deadline {
     Some(deadline.map_or(t, |d| d.min(t)))
+}
+
+/// A `sched_yield` that took at least this long ran another thread (two context switches and
+/// that thread's slice) rather than returning at once: 1/16 of the spin cap, ≈ 7.5 no-waiter
+/// futex syscalls ([`crate::spin`]'s calibration: ≈ 1.25 µs on the development VM, where a
+/// yield with nothing else to run returns in ≈ 0.2–0.4 µs and a context switch costs ≈ 1 µs).
+fn yield_switched_ns() -> u64 {
+    u64::from(crate::spin_cap_ns() / 16)
 }

@@ -312,14 +312,7 @@ const MAX_READERS_WAKEUP: usize = 256;
 /// make every model sleep a busy loop).
 const HANDOFF_TIMER: bool = !cfg!(kslock_loom);
 
-/// How often a writer whose spin failed, or a reader whose wait on the count failed, gives
-/// its CPU away (`sched_yield`) and tries again before it queues (module doc, "Yield before
-/// queueing"). 4: A/B on the 2-vCPU VM with 0, 2, 4, 8, 16 (50% and 90% reads, CS load 1/20/100,
-/// 2–96 threads): 0 left one CPU idle at 8+ threads (1.04–1.4 CPUs busy, 0.5–0.8× parking_lot);
-/// 2–8 kept both busy and were within noise of each other; 16 lost up to 20% at CS load 20.
-/// parking_lot's `SpinWait` yields up to 7 times before it parks. None under loom (the yields
-/// only delay the queueing, which the models cover).
-const PRE_QUEUE_YIELDS: u32 = if cfg!(kslock_loom) { 0 } else { 4 };
+use crate::spin::PRE_QUEUE_YIELDS;
 
 /// Owner checks that need the thread record.
 const DEBUG_LOCKS: bool = cfg!(any(debug_assertions, feature = "debug-locks"));
