@@ -66,7 +66,7 @@ const CAP_MAX_NS: u64 = 40_000;
 /// The clock is read every this many steps (rdtsc ≈ 10 ns vs pause ≈ 27 ns).
 const CLOCK_EVERY: u32 = 16;
 /// Most pauses between two polls of an unchanged owner (≈ 0.9 µs at 27 ns a pause).
-const MAX_POLL_PAUSES: u32 = 32;
+pub(crate) const MAX_POLL_PAUSES: u32 = 32;
 
 /// The calibrated cap and the tick rate, computed once.
 #[derive(Clone, Copy)]

@@ -173,6 +173,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
         let mut reader_deadline: Option<u64> = None;
         let mut reader_steps = 0u32;
+        let mut reader_pauses = 1u32;
         let mut want = false;
         let res = loop {
             let c = self.count.load(Relaxed);
@@ -221,12 +222,19 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 // Bounded by R alone, not by the lock's adaptive budget: that budget learns
                 // how long writer owners hold, and with WRITER_WANT raised the wait is one
                 // reader section (a budget shrunk below it failed every such spin).
-                let r = if reader_steps % 16 == 0 && sys::now_ns() > dl {
+                // The clock every 16 polls, and every poll once the backoff makes a poll ≥ 8
+                // pauses (≈ 0.2 µs against a ≈ 10 ns clock read), so R overshoots by < 1 µs.
+                let r = if (reader_steps % 16 == 0 || reader_pauses >= 8) && sys::now_ns() > dl {
                     Err(Stop::Budget)
                 } else if cfg!(kslock_loom) {
                     spin.step() // loom: the frozen clock never passes `dl`
                 } else {
-                    crate::sync::spin_hint();
+                    // R6 of crate::spin: every poll of `count` pulls its line away from the
+                    // readers, whose unlocks are RMWs on it; back off 1, 2, 4 … 32 pauses.
+                    for _ in 0..reader_pauses {
+                        crate::sync::spin_hint();
+                    }
+                    reader_pauses = (reader_pauses * 2).min(crate::spin::MAX_POLL_PAUSES);
                     Ok(())
                 };
                 if r.is_err() {
