@@ -47,13 +47,38 @@ fn wait_for(what: &str, f: impl Fn() -> bool) {
     }
 }
 
+/// Serialises this file's tests. A fork copies whatever another test's threads hold at that
+/// moment, and std takes a process-wide lock while a thread starts or exits: a child that then
+/// starts a thread deadlocks on that lock, copied held (seen: a child hung in std's
+/// `thread_info::set_current_info`). So a test forks only while no thread, of its own or of
+/// another test, starts or exits.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `std::thread::spawn` that returns once the new thread runs `f`, past std's start-up (see
+/// [`serial`]).
+fn spawn_started<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let started = Arc::new(AtomicBool::new(false));
+    let s = started.clone();
+    let h = std::thread::spawn(move || {
+        s.store(true, Release);
+        f()
+    });
+    wait_for("a thread started", || started.load(Acquire));
+    h
+}
+
 /// Threads in the child contend on `m` and every acquisition is counted exactly once.
 /// `n` threads that each lock and unlock `m` once.
 fn lock_unlock_threads(m: &Arc<RawMutex>, n: usize) -> Vec<std::thread::JoinHandle<()>> {
     (0..n)
         .map(|_| {
             let m = m.clone();
-            std::thread::spawn(move || {
+            spawn_started(move || {
                 m.lock();
                 // SAFETY: held.
                 unsafe { m.unlock() };
@@ -82,6 +107,7 @@ fn child_contends(m: &Arc<RawMutex>) -> bool {
 
 #[test]
 fn a_mutex_the_forking_thread_held_with_parent_waiters_works_in_the_child() {
+    let _serial = serial();
     for fair in [true, false] {
         let m = Arc::new(RawMutex::new());
         m.lock();
@@ -114,12 +140,13 @@ fn a_mutex_the_forking_thread_held_with_parent_waiters_works_in_the_child() {
 
 #[test]
 fn an_rwsem_the_forking_thread_held_with_parent_readers_and_writers_works_in_the_child() {
+    let _serial = serial();
     let l = Arc::new(RawRwSem::new());
     l.write();
     let waiters: Vec<_> = (0..4)
         .map(|i| {
             let l = l.clone();
-            std::thread::spawn(move || {
+            spawn_started(move || {
                 // SAFETY (both arms): the lock taken just before is released.
                 if i % 2 == 0 {
                     l.read();
@@ -166,12 +193,13 @@ fn an_rwsem_the_forking_thread_held_with_parent_readers_and_writers_works_in_the
 
 #[test]
 fn a_condvar_with_parent_waiters_notifies_child_waiters() {
+    let _serial = serial();
     let st = Arc::new((Mutex::new(0u32), Condvar::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let waiters: Vec<_> = (0..3)
         .map(|_| {
             let (st, stop) = (st.clone(), stop.clone());
-            std::thread::spawn(move || {
+            spawn_started(move || {
                 let mut g = st.0.lock();
                 while !stop.load(Relaxed) {
                     st.1.wait(&mut g);
@@ -213,6 +241,7 @@ fn a_condvar_with_parent_waiters_notifies_child_waiters() {
 
 #[test]
 fn forks_during_lock_traffic_leave_no_half_done_slow_path() {
+    let _serial = serial();
     // The forking thread holds `m`; parent threads keep entering and leaving its wait list with
     // timed waits (wait_lock sections) and spin on `spun` (OSQ sections), so forks land in the
     // middle of slow paths all the time. Every child must find `m` and `spun` usable.
@@ -223,7 +252,7 @@ fn forks_during_lock_traffic_leave_no_half_done_slow_path() {
     let traffic: Vec<_> = (0..4)
         .map(|i| {
             let (m, spun, stop) = (m.clone(), spun.clone(), stop.clone());
-            std::thread::spawn(move || {
+            spawn_started(move || {
                 while !stop.load(Relaxed) {
                     if i % 2 == 0 {
                         assert!(!m.try_lock_for(Duration::from_micros(20)));
@@ -268,15 +297,19 @@ fn concurrent_forks_each_wait_for_the_slow_paths_in_flight() {
     // enter and leave the wait lists of the locks they hold. The first fork to finish must not
     // let slow paths resume while the other has yet to copy the process: every child must find
     // its forker's lock usable.
+    let _serial = serial();
     let locks: Arc<Vec<RawMutex>> = Arc::new((0..2).map(|_| RawMutex::new()).collect());
+    // `held`: both forkers hold their locks; `go`: the traffic threads run, fork away.
     let held = Arc::new(std::sync::Barrier::new(3));
+    let go = Arc::new(std::sync::Barrier::new(3));
     let stop = Arc::new(AtomicBool::new(false));
     let forkers: Vec<_> = (0..2)
         .map(|i| {
-            let (locks, held) = (locks.clone(), held.clone());
-            std::thread::spawn(move || {
+            let (locks, held, go) = (locks.clone(), held.clone(), go.clone());
+            spawn_started(move || {
                 locks[i].lock();
                 held.wait();
+                go.wait();
                 for round in 0..20 {
                     in_child(&format!("concurrent fork {i}, round {round}"), || {
                         // SAFETY: the forking thread holds `locks[i]`.
@@ -299,7 +332,7 @@ fn concurrent_forks_each_wait_for_the_slow_paths_in_flight() {
     let traffic: Vec<_> = (0..4)
         .map(|t| {
             let (locks, stop) = (locks.clone(), stop.clone());
-            std::thread::spawn(move || {
+            spawn_started(move || {
                 while !stop.load(Relaxed) {
                     // Timed waits: every one takes the wait_lock to queue and again to leave.
                     if locks[t % 2].try_lock_for(Duration::from_micros(20)) {
@@ -310,6 +343,7 @@ fn concurrent_forks_each_wait_for_the_slow_paths_in_flight() {
             })
         })
         .collect();
+    go.wait();
     for h in forkers {
         h.join().unwrap();
     }
@@ -322,11 +356,18 @@ fn concurrent_forks_each_wait_for_the_slow_paths_in_flight() {
 #[test]
 fn a_child_can_start_many_threads() {
     // The pool grows in the child (new segments, ghosts never reused).
+    let _serial = serial();
+    // Eight parent threads with records, alive across the fork (they exit when `release` is
+    // dropped: no thread exits during the fork).
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let wait = Arc::new(std::sync::Mutex::new(wait));
     let keep: Vec<_> = (0..8)
         .map(|_| {
-            std::thread::spawn(|| {
+            let wait = wait.clone();
+            spawn_started(move || {
                 let m = Mutex::new(());
                 drop(m.lock());
+                let _ = wait.lock().unwrap_or_else(|e| e.into_inner()).recv();
             })
         })
         .collect();
@@ -335,6 +376,7 @@ fn a_child_can_start_many_threads() {
         let hs = lock_unlock_threads(&m, 100);
         hs.into_iter().all(|h| h.join().is_ok())
     });
+    drop(release);
     for h in keep {
         h.join().unwrap();
     }
