@@ -281,6 +281,17 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         self.wait_unlock(me, &mut wq);
     }
 
+    /// Should a writer whose fast path just failed yield once before it spins? Yes when the
+    /// lock is held by readers only (module doc, "Writer meets readers"); never under loom,
+    /// where yields explore nothing.
+    fn yield_before_reader_spin(&self) -> bool {
+        let c = self.count.load(Relaxed);
+        !cfg!(kslock_loom)
+            && c & WRITER_LOCKED == 0
+            && c & READER_MASK != 0
+            && crate::ablate::on(crate::ablate::Mech::WriterYieldFirst)
+    }
+
     /// The writer slow path. Returns whether the lock is held (false only past `deadline`).
     #[cold]
     #[inline(never)]
@@ -290,7 +301,10 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         let me = current();
         let mut yields = 0;
         loop {
-            if !self.write_can_spin() {
+            if yields == 0 && self.yield_before_reader_spin() {
+                // Readers hold the lock: yield before spinning on them (module doc, "Writer
+                // meets readers").
+            } else if !self.write_can_spin() {
                 events::count(Ev::rwsem_write_nospin);
             } else if self.write_optimistic_spin(me) {
                 events::count(Ev::rwsem_write_spin_acquired);
