@@ -97,11 +97,8 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
         let r = self.poll(me, false, &mut spin);
         self.osq.unlock(me, P::OSQ_LAYOUT, &self.stats);
-        if spin.finish(r) {
-            Ok(())
-        } else {
-            r
-        }
+        spin.finish(r);
+        r
     }
 
     /// The head waiter's spin (no OSQ, concurrent with the OSQ head, as in the kernel): polls

@@ -116,16 +116,16 @@
 //! for at most `R = cap × (20 + min(readers, 30)) / 50` — the kernel's `(10 + min(readers,30)/2)`
 //! µs with 25 µs scaled to the calibrated spin cap ([`crate::spin_cap_ns`], ≈ 20 µs on the
 //! development VM: 8–20 µs). While it spins on readers it holds `WRITER_WANT`, so no new reader
-//! joins and the wait is the longest remaining read section; that is why this phase is bounded
-//! by R alone and not by the lock's adaptive budget, which learns writer hold times (a budget
-//! shrunk below one read section failed every such spin: 2 threads, 90% reads, CS load 100 went
-//! from 0.6× to 1.1× parking_lot with this bound). Its polls of `count` back off as R6 of [`crate::spin`]
-//! prescribes (1, 2, 4 … 32 pauses): polling every pause pulled the line away from the readers
-//! on every poll (A/B on 15ae251, 3 alternated runs each, median kops/s ratio, 8 / 32 threads:
-//! CS load 1 1.09 / 1.20 at 50% reads, 1.10 / 1.14 at 90%; CS load 20 1.02–1.05; CS load 100
-//! 0.98–1.07). When R expires while the lock is still
-//! reader-owned the writer sets `NONSPINNABLE` and gives `WRITER_WANT` up. With
-//! [`ReaderOwnedSpin::Never`] writers stop as soon as the lock is reader-held.
+//! joins and the wait is the longest remaining read section; that is why this phase is bounded by R
+//! alone and not by the lock's adaptive budget, which learns writer hold times (a budget shrunk
+//! below one read section failed every such spin: 2 threads, 90% reads, CS load 100 went from 0.6×
+//! to 1.1× parking_lot with this bound). Its polls of `count` back off as R6 of [`crate::spin`]
+//! prescribes (1, 2, 4 … 32 pauses): polling every pause pulled the line away from the readers on
+//! every poll (A/B on 15ae251, 3 alternated runs each, median kops/s ratio, 8 / 32 threads: CS load
+//! 1 1.09 / 1.20 at 50% reads, 1.10 / 1.14 at 90%; CS load 20 1.02–1.05; CS load 100 0.98–1.07).
+//! When R expires while the lock is still reader-owned the writer sets `NONSPINNABLE` and gives
+//! `WRITER_WANT` up. With [`ReaderOwnedSpin::Never`] writers stop as soon as the lock is
+//! reader-held.
 //!
 //! **Writer meets readers** (user space; switch `writer_yield_first`): a writer whose fast
 //! path fails on a lock held by readers only yields once before it spins (the first of its

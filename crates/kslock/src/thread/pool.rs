@@ -61,17 +61,17 @@
 //!   wakeup went to: the locks take ghosts out of their lists when they meet them
 //!   ([`crate::wait::WaitList::purge_ghosts`]) and never hand a lock to one.
 //! * **Half-done slow paths.** A thread caught by the fork between two steps of a slow path
-//!   (holding a wait_lock, queued in an OSQ) would leave that lock broken in the child. Every
-//!   such multi-step section is bracketed by [`slow_enter`] / [`ThreadRec::slow_exit`], and the
-//!   prepare handler (a fork barrier) raises `FORKING` and waits until no other thread is inside
-//!   a section; a thread that wants to enter one while `FORKING` is non-zero waits on a futex
-//!   until every fork in progress is done. `FORKING` counts forks rather than flagging one:
-//!   glibc 2.36 does not serialise concurrent `fork()`s' handlers (two threads' prepare
-//!   handlers overlap), and with a flag the first fork's parent handler reopened the sections
-//!   while a second fork had yet to copy the process (its child then found a wait_lock held by
-//!   a ghost: the chaos CI run of `fork.rs`, whose tests fork in parallel). Sections are short and never wait for a thread outside a section, so the
-//!   barrier is bounded. Entry is one `swap` and one load (the Dekker pair with the handler's
-//!   store and loads, all SeqCst).
+//!   (holding a wait_lock, queued in an OSQ) would leave that lock broken in the child. Every such
+//!   multi-step section is bracketed by [`slow_enter`] / [`ThreadRec::slow_exit`], and the prepare
+//!   handler (a fork barrier) raises `FORKING` and waits until no other thread is inside a section;
+//!   a thread that wants to enter one while `FORKING` is non-zero waits on a futex until every fork
+//!   in progress is done. `FORKING` counts forks rather than flagging one: glibc 2.36 does not
+//!   serialise concurrent `fork()`s' handlers (two threads' prepare handlers overlap), and with a
+//!   flag the first fork's parent handler reopened the sections while a second fork had yet to copy
+//!   the process (its child then found a wait_lock held by a ghost: the chaos CI run of `fork.rs`,
+//!   whose tests fork in parallel). Sections are short and never wait for a thread outside a
+//!   section, so the barrier is bounded. Entry is one `swap` and one load (the Dekker pair with the
+//!   handler's increment and loads, all SeqCst).
 //! * **kslock's own state** is all atomics (this pool, the spin calibration, the rseq offset),
 //!   with no lock a thread could hold across the fork.
 
