@@ -133,6 +133,26 @@ fn loom_rwsem_downgrade() {
 }
 
 #[test]
+fn loom_rwsem_reads_behind_waiters() {
+    // A writer, a plain reader and a read behind waiters, which queues with its bias counted
+    // whenever WAITERS is up (the queueing RMW removes it): no lost wakeup, no overlap.
+    loom::model(|| {
+        let g = G::<DefaultPolicy>::new();
+        let a = spawn(&g, |g| g.write());
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.l.read_behind_waiters();
+        g.peek();
+        // SAFETY: held.
+        unsafe { g.l.read_unlock() };
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(1);
+    });
+}
+
+#[test]
 fn loom_rwsem_handoff() {
     // Two writers and a reader with an immediate handoff timeout: HANDOFF is raised whenever
     // a queued writer finds the lock held, and a reader head gets it when a writer steals.

@@ -197,11 +197,19 @@ fn stress<P: RwSemPolicy>(dur: Duration) {
             let mut i = 0u64;
             while !stop.load(Relaxed) {
                 i += 1;
-                let got = match (i + t) % 8 {
+                let got = match (i + t) % 10 {
                     0 => s.lock.try_read_for(Duration::from_micros(50)),
                     1 => s.lock.try_read(),
                     2 => {
                         s.lock.read_recursive();
+                        true
+                    }
+                    3 => s
+                        .lock
+                        .try_read_behind_waiters_for(Duration::from_micros(50)),
+                    4 => s.lock.try_read_behind_waiters(),
+                    5 => {
+                        s.lock.read_behind_waiters();
                         true
                     }
                     _ => {
@@ -507,6 +515,58 @@ fn recursive_read<P: RwSemPolicy>() {
     assert!(!l.is_locked() && !l.has_waiters());
 }
 
+/// Reads behind waiters (glibc's writer-preferring kind) never pass a queued writer, asleep
+/// or awake: the try form fails, the timed form times out, the blocking form gets the lock
+/// only after the writer's section; plain `try_read_recursive` still nests.
+fn reads_behind_waiters<P: RwSemPolicy>() {
+    let _g = heavy();
+    let l = Arc::new(RawRwSemWith::<P>::new());
+    let wrote = Arc::new(AtomicBool::new(false));
+    l.read();
+    let w = {
+        let (l, wrote) = (l.clone(), wrote.clone());
+        std::thread::spawn(move || {
+            l.write();
+            wrote.store(true, Relaxed);
+            // SAFETY: held.
+            unsafe { l.write_unlock() };
+        })
+    };
+    wait_until("writer queued", || l.has_waiters());
+    assert!(!l.try_read_behind_waiters(), "a queued writer keeps it out");
+    let t = {
+        let l = l.clone();
+        std::thread::spawn(move || l.try_read_behind_waiters_for(Duration::from_millis(20)))
+    };
+    assert!(
+        !t.join().unwrap(),
+        "a timed read behind a queued writer times out"
+    );
+    assert!(l.has_waiters() && !l.is_write_locked());
+    let r = {
+        let (l, wrote) = (l.clone(), wrote.clone());
+        std::thread::spawn(move || {
+            l.read_behind_waiters();
+            // Relaxed is enough: the write lock's release and our acquire order it.
+            assert!(wrote.load(Relaxed), "the reader passed the queued writer");
+            // SAFETY: held.
+            unsafe { l.read_unlock() };
+        })
+    };
+    assert!(l.try_read_recursive());
+    // SAFETY: two read locks held.
+    unsafe {
+        l.read_unlock();
+        l.read_unlock();
+    }
+    w.join().unwrap();
+    r.join().unwrap();
+    assert!(l.try_read_behind_waiters());
+    // SAFETY: held.
+    unsafe { l.read_unlock() };
+    assert!(!l.is_locked() && !l.has_waiters());
+}
+
 /// Upgradable holders beside readers, writers and each other: exclusion (one upgradable
 /// holder, no writer beside it), no writer between an upgradable read and its upgrade, and
 /// every write counted once, with every upgradable, upgrade and downgrade variant.
@@ -808,6 +868,10 @@ macro_rules! suite {
             #[test]
             fn recursive_read_does_not_deadlock_behind_writer() {
                 recursive_read::<$p>();
+            }
+            #[test]
+            fn reads_behind_waiters_never_pass_a_queued_writer() {
+                reads_behind_waiters::<$p>();
             }
             #[test]
             fn upgradable_exclusion_and_counting() {

@@ -13,8 +13,8 @@
 //! Kinds: `PREFER_READER` (0, the default) and `PREFER_WRITER` (1, which glibc also treats as
 //! reader-preferring) take read locks with kslock's `read_recursive`, which waits only while a
 //! writer *holds* the lock, so a thread may nest read locks while a writer waits;
-//! `PREFER_WRITER_NONRECURSIVE` (2) takes them with `read`, which also queues behind waiting
-//! writers. `tag` is written only by the write holder and compared with the caller's own
+//! `PREFER_WRITER_NONRECURSIVE` (2) takes them with `read_behind_waiters`, which also queues
+//! behind waiting writers, asleep or awake (kslock's plain `read` passes sleeping ones). `tag` is written only by the write holder and compared with the caller's own
 //! `pthread_self()` (Relaxed: a thread only ever finds its own value by program order);
 //! `GLIBC` is written by `pthread_rwlock_init` before the object is shared.
 
@@ -70,7 +70,16 @@ impl PRwLock {
         if self.recursive_reads() {
             self.raw.try_read_recursive()
         } else {
-            self.raw.try_read()
+            self.raw.try_read_behind_waiters()
+        }
+    }
+
+    /// A read lock of this kind waiting at most `timeout`.
+    fn try_read_for(&self, timeout: core::time::Duration) -> bool {
+        if self.recursive_reads() {
+            self.raw.try_read_recursive_for(timeout)
+        } else {
+            self.raw.try_read_behind_waiters_for(timeout)
         }
     }
 }
@@ -160,7 +169,7 @@ pub unsafe extern "C" fn pthread_rwlock_rdlock(r: *mut libc::pthread_rwlock_t) -
     if p.recursive_reads() {
         p.raw.read_recursive();
     } else {
-        p.raw.read();
+        p.raw.read_behind_waiters();
     }
     0
 }
@@ -198,7 +207,7 @@ unsafe fn timed_read(p: &PRwLock, clockid: libc::clockid_t, ts: *const libc::tim
     if p.is_writer() {
         return libc::EDEADLK;
     }
-    if p.try_read() || p.raw.try_read_for(time::remaining(clock, ts)) {
+    if p.try_read() || p.try_read_for(time::remaining(clock, ts)) {
         0
     } else {
         libc::ETIMEDOUT

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -284,33 +286,42 @@ TEST(rwlock_errors_and_timeouts) {
     CHECK_RC(pthread_rwlock_init(r, NULL), 0);
 }
 
-static volatile int writer_waiting;
+static volatile pid_t writer_tid;
 static void *t_writer(void *r) {
-    writer_waiting = 1;
+    writer_tid = gettid();
     CHECK_RC(pthread_rwlock_wrlock(r), 0);
     CHECK_RC(pthread_rwlock_unlock(r), 0);
     return NULL;
 }
 
-/* Waits until a writer thread is blocked in wrlock on `r` (tryrdlock on the writer-preferring
- * kind fails once it queues; for the default kind we give it time to block). */
-static void wait_for_writer(pthread_rwlock_t *r, int writer_pref) {
-    while (!writer_waiting) sched_yield();
-    if (writer_pref) {
-        while (in_thread(t_tryrdlock, r) == 0) sched_yield();
-    } else {
-        struct timespec d = {0, 50000000L};
-        nanosleep(&d, NULL);
-    }
+/* Is thread `tid` of this process blocked in a futex wait? (/proc/<pid>/task/<tid>/syscall
+ * starts with the number of the system call a blocked thread is in.) */
+static int blocked_in_futex(pid_t tid) {
+    char path[64], buf[64] = {0};
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    int n = fgets(buf, sizeof buf, f) != NULL;
+    fclose(f);
+    long nr = -1;
+    return n && sscanf(buf, "%ld", &nr) == 1 && nr == SYS_futex;
+}
+
+/* Waits until the writer thread sleeps in wrlock on `r`: glibc and kslock both sleep in a futex
+ * wait only once the writer is registered as a waiter (kslock: queued, WAITERS set), and the
+ * writer thread takes no other lock. */
+static void wait_for_writer(void) {
+    while (!writer_tid) sched_yield();
+    while (!blocked_in_futex(writer_tid)) sched_yield();
 }
 
 TEST(rwlock_kinds) {
     /* Default kind: a reader may take a read lock again while a writer waits. */
     pthread_t w;
-    writer_waiting = 0;
+    writer_tid = 0;
     CHECK_RC(pthread_rwlock_rdlock(&rw_default), 0);
     CHECK_RC(pthread_create(&w, NULL, t_writer, &rw_default), 0);
-    wait_for_writer(&rw_default, 0);
+    wait_for_writer();
     CHECK_RC(pthread_rwlock_rdlock(&rw_default), 0); /* must not deadlock */
     CHECK_RC(pthread_rwlock_unlock(&rw_default), 0);
     CHECK_RC(pthread_rwlock_unlock(&rw_default), 0);
@@ -325,10 +336,10 @@ TEST(rwlock_kinds) {
     CHECK_RC(pthread_rwlock_init(&attr_pref, &a), 0);
     pthread_rwlock_t *prefs[2] = {&rw_writer_pref, &attr_pref};
     for (int i = 0; i < 2; i++) {
-        writer_waiting = 0;
+        writer_tid = 0;
         CHECK_RC(pthread_rwlock_rdlock(prefs[i]), 0);
         CHECK_RC(pthread_create(&w, NULL, t_writer, prefs[i]), 0);
-        wait_for_writer(prefs[i], 1);
+        wait_for_writer();
         CHECK_RC(in_thread(t_tryrdlock, prefs[i]), EBUSY);
         CHECK_RC(pthread_rwlock_unlock(prefs[i]), 0);
         CHECK_RC(pthread_join(w, NULL), 0);

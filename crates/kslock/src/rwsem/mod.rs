@@ -92,6 +92,14 @@
 //! the lock (its bias is in); if it is the only reader and waiters exist it wakes the queued
 //! readers to join it.
 //!
+//! **Reads behind waiters** ([`RawRwSem::read_behind_waiters`] and its `try_` / timed forms)
+//! keep the kernel's rule for callers that need it: `WAITERS` is in their fail mask, so they
+//! never join while anybody is queued, skip the reader spins and queue at once behind the
+//! waiters (the queueing RMW removes their bias). The preload serves glibc's writer-preferring
+//! kind (`PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP`, whose `tryrdlock` must fail while a
+//! writer is blocked) with them. A queued reader behind a writer is granted only after that
+//! writer (`mark_wake` grants readers only from a reader head), so no state bit is added.
+//!
 //! **Blocked readers** (default policy, S4 `Off`) drop their bias and spin on `count` under the
 //! calibrated cap ([`crate::spin_cap_ns`], the cost of the sleep it replaces) while the writer
 //! that blocks them runs (the oracle) or waits awake for readers to drain, and join with a CAS

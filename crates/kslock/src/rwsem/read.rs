@@ -15,11 +15,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             self.set_reader_owned(current());
             return;
         }
-        self.read_contended(c, None);
+        self.read_contended(c, None, 0);
     }
 
-    /// Takes a read lock only if no writer holds it and nobody waits (`down_read_trylock`).
-    /// Never spins or sleeps.
+    /// Takes a read lock only where [`read`](Self::read) would not wait: no writer holds the
+    /// lock or waits awake for it (a sleeping queued writer does not count; module doc,
+    /// "Readers and sleeping writers"). Never spins or sleeps.
     #[inline]
     pub fn try_read(&self) -> bool {
         self.try_read_unless(READ_FAILED_MASK)
@@ -27,12 +28,42 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     /// Acquires a read lock, giving up at `timeout` from now. Returns whether it is held.
     pub fn try_read_for(&self, timeout: std::time::Duration) -> bool {
-        self.read_timed(sys::deadline_after(timeout))
+        self.read_timed(sys::deadline_after(timeout), 0)
     }
 
     /// Acquires a read lock, giving up at `deadline`. Returns whether it is held.
     pub fn try_read_until(&self, deadline: std::time::Instant) -> bool {
-        self.read_timed(sys::deadline_from_instant(deadline))
+        self.read_timed(sys::deadline_from_instant(deadline), 0)
+    }
+
+    /// Acquires a read lock that also waits behind every queued thread, asleep or awake: the
+    /// kernel's `down_read` rule and glibc's `PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP`
+    /// (module doc, "Reads behind waiters"). A thread that already holds a read lock must not
+    /// call it while a writer may queue: it would wait for that writer, which waits for it.
+    #[inline]
+    pub fn read_behind_waiters(&self) {
+        let c = self
+            .count
+            .fetch_add(READER_BIAS, Acquire)
+            .wrapping_add(READER_BIAS);
+        if c & (READ_FAILED_MASK | WAITERS) == 0 {
+            self.set_reader_owned(current());
+            return;
+        }
+        self.read_contended(c, None, WAITERS);
+    }
+
+    /// [`read_behind_waiters`](Self::read_behind_waiters) without waiting: fails while a
+    /// writer holds the lock or anybody waits for it (`down_read_trylock`).
+    #[inline]
+    pub fn try_read_behind_waiters(&self) -> bool {
+        self.try_read_unless(READ_FAILED_MASK | WAITERS)
+    }
+
+    /// [`read_behind_waiters`](Self::read_behind_waiters), giving up after `timeout` (a
+    /// `timeout` too large for the clock waits for ever). `true` = held.
+    pub fn try_read_behind_waiters_for(&self, timeout: std::time::Duration) -> bool {
+        self.read_timed(sys::deadline_after(timeout), WAITERS)
     }
 
     /// Acquires a read lock that cannot deadlock against an outer read lock held by this thread
@@ -47,7 +78,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             self.set_reader_owned(current());
             return;
         }
-        self.read_contended(c, None);
+        self.read_contended(c, None, 0);
     }
 
     /// [`read_recursive`](Self::read_recursive), giving up at `deadline` (monotonic ns).
@@ -60,7 +91,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             self.set_reader_owned(current());
             return true;
         }
-        self.read_contended(c, Some(deadline))
+        self.read_contended(c, Some(deadline), 0)
     }
 
     /// [`read_recursive`](Self::read_recursive), giving up after `timeout` (a `timeout` too
@@ -122,16 +153,17 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         false
     }
 
-    pub(super) fn read_timed(&self, deadline: u64) -> bool {
+    /// A timed read; `behind` is 0 or `WAITERS` (as in [`read_contended`](Self::read_contended)).
+    pub(super) fn read_timed(&self, deadline: u64, behind: State) -> bool {
         let c = self
             .count
             .fetch_add(READER_BIAS, Acquire)
             .wrapping_add(READER_BIAS);
-        if c & READ_FAILED_MASK == 0 {
+        if c & (READ_FAILED_MASK | behind) == 0 {
             self.set_reader_owned(current());
             return true;
         }
-        self.read_contended(c, Some(deadline))
+        self.read_contended(c, Some(deadline), behind)
     }
 
     /// A reader bias was removed and `c` is the new count: wake if that freed a lock with
@@ -181,11 +213,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
     }
 
-    /// The reader slow path; `c` is the count after this reader's bias was added. Returns
-    /// whether the lock is held (false only when `deadline` passed).
+    /// The reader slow path; `c` is the count after this reader's bias was added. `behind` is
+    /// `WAITERS` for a read behind waiters (it never joins while anybody is queued), else 0.
+    /// Returns whether the lock is held (false only when `deadline` passed).
     #[cold]
     #[inline(never)]
-    pub(super) fn read_contended(&self, c: State, deadline: Deadline) -> bool {
+    pub(super) fn read_contended(&self, c: State, deadline: Deadline, behind: State) -> bool {
         chaos::point(Site::ReadContended);
         events::count(Ev::rwsem_read_slow);
         let me = current();
@@ -193,8 +226,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             self.count.fetch_sub(READER_BIAS, Relaxed);
             misuse("reader count overflow (more than 2^55 read locks)");
         }
+        if c & behind != 0 {
+            // Queued threads go first: queue behind them (the queueing RMW removes our bias).
+            return self.read_queue(me, true, deadline);
+        }
         let mut has_bias = true;
-        if P::READER_SPIN != ReaderSpin::Off {
+        if P::READER_SPIN != ReaderSpin::Off && behind == 0 {
             match self.reader_try_spin(me, c) {
                 ReaderSpinResult::Acquired => return true,
                 ReaderSpinResult::Failed => has_bias = false,
@@ -205,21 +242,24 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             // What blocked the fast path may be gone already (a write section is tens of ns).
             // Acquire pairs with the Release of the unlock that cleared the writer bit.
             let c = self.count.load(Acquire);
-            if c & READ_BLOCKED == 0 {
+            if c & (READ_BLOCKED | behind) == 0 {
                 // Our bias is counted and no writer holds or claims the lock: we hold it.
                 self.set_reader_owned(me);
                 self.after_join(me, c);
                 return true;
             }
-            if P::READER_SPIN == ReaderSpin::Off {
+            if P::READER_SPIN == ReaderSpin::Off && c & behind == 0 {
                 // Wait for the writer phase on the count word before queueing. Without our
                 // bias: a phantom bias would keep a WRITER_WANT writer waiting on us.
                 self.drop_reader_bias();
                 for y in 0..=PRE_QUEUE_YIELDS {
                     if y > 0 {
+                        if self.count.load(Relaxed) & behind != 0 {
+                            break; // queued threads go first
+                        }
                         crate::sync::yield_now();
                     }
-                    if self.read_spin(me) {
+                    if self.read_spin(me, behind) {
                         return true;
                     }
                 }
@@ -233,14 +273,18 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// writer waits awake for the readers to drain (`WRITER_WANT`, `HANDOFF`), poll `count` under
     /// the lock's adaptive budget and join as soon as nothing blocks readers. A write section
     /// is usually shorter than a futex sleep and wake (2–30 µs), and a queued reader costs the
-    /// writer's unlock a wait_lock round trip. `true`: holds a read lock.
+    /// writer's unlock a wait_lock round trip. `behind = WAITERS`: a read behind waiters, which
+    /// stops (and queues) as soon as anybody is queued. `true`: holds a read lock.
     ///
     /// Under loom it makes one attempt and no spin steps: the steps only delay the queueing
     /// (which the models cover), and they tripled the rwsem models' run time.
-    pub(super) fn read_spin(&self, me: &'static ThreadRec) -> bool {
+    pub(super) fn read_spin(&self, me: &'static ThreadRec, behind: State) -> bool {
         let mut spin = Spin::fixed(&self.stats, me);
         let res = loop {
             let c = self.count.load(Relaxed);
+            if c & behind != 0 {
+                break Err(Stop::OwnerNotRunning); // queued threads go first
+            }
             if c & (READ_BLOCKED | READ_FAIL) == 0 {
                 // Acquire pairs with the Release of the writer's unlock.
                 if self

@@ -47,7 +47,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     self.read();
                     true
                 }
-                Some(d) => self.read_timed(d),
+                Some(d) => self.read_timed(d, 0),
             };
             if !read {
                 return false;
