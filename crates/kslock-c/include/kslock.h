@@ -72,8 +72,10 @@ size_t kslock_rwsem_sizeof(void);
 int kslock_rwsem_init(kslock_rwsem_t *s);
 /* EBUSY if held, else 0. */
 int kslock_rwsem_destroy(kslock_rwsem_t *s);
-/* Read lock; waits while a writer holds or waits for the lock. EDEADLK if this thread is
- * the writer. Not recursive: a nested read can deadlock against a waiting writer. */
+/* Read lock; waits while a writer holds the lock or waits awake for it (a queued writer
+ * that sleeps does not keep readers out until it reserves the lock, within the rwsem's
+ * handoff bound). EDEADLK if this thread is the writer. Not recursive: a nested read can
+ * deadlock against a waiting writer. */
 int kslock_rwsem_read(kslock_rwsem_t *s);
 /* Read lock if that needs no wait, else EBUSY. */
 int kslock_rwsem_tryread(kslock_rwsem_t *s);
