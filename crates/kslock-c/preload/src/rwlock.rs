@@ -14,9 +14,10 @@
 //! reader-preferring) take read locks with kslock's `read_recursive`, which waits only while a
 //! writer *holds* the lock, so a thread may nest read locks while a writer waits;
 //! `PREFER_WRITER_NONRECURSIVE` (2) takes them with `read_behind_waiters`, which also queues
-//! behind waiting writers, asleep or awake (kslock's plain `read` passes sleeping ones). `tag` is written only by the write holder and compared with the caller's own
-//! `pthread_self()` (Relaxed: a thread only ever finds its own value by program order);
-//! `GLIBC` is written by `pthread_rwlock_init` before the object is shared.
+//! behind waiting writers, asleep or awake (kslock's plain `read` passes sleeping ones). `tag`
+//! is written only by the write holder and compared with the caller's own `pthread_self()`
+//! (Relaxed: a thread only ever finds its own value by program order); `GLIBC` is written by
+//! `pthread_rwlock_init` before the object is shared.
 
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
