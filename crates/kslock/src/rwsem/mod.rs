@@ -159,7 +159,11 @@
 //! waits for its timeout, as the kernel does. With `HANDOFF` set it spins on the owner
 //! (first-waiter spinning, under the cap: `Spin::for_handover`) and retries as soon as the
 //! lock looks free instead of sleeping; before it sleeps it drops the reservation (at most
-//! `MAX_HANDOFF_DROPS` times per wait), so a sleeping writer never keeps readers out. A writer
+//! `MAX_HANDOFF_DROPS` times per wait), so a sleeping writer never keeps readers out. It does
+//! not drop it when the lock came free meanwhile (it retries at once) or when a fair unlock
+//! reserved the lock for it (`Waiter::keep_handoff`, set under the wait_lock by
+//! `reserve_for_head` even if the head had raised `HANDOFF` itself): the fair unlock's release
+//! wakes it, and running readers must not overtake it in between. A writer
 //! that has not yet reached its handoff timeout sleeps with that timeout as an extra deadline
 //! (user-space addition): when it fires, `try_write_lock` raises `HANDOFF`, so the starvation
 //! bound holds even under a stream of spinning readers (S4 `On`), which never let the count drop

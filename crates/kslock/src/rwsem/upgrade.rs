@@ -320,11 +320,17 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         // SAFETY: wait_lock held.
         unsafe { self.wait_list.purge_ghosts() };
         let head = self.wait_list.first();
-        if !head.is_null() && self.count.load(Relaxed) & HANDOFF == 0 {
-            self.count.fetch_or(HANDOFF, Relaxed);
+        if !head.is_null() {
             // SAFETY: linked waiters are alive while the wait_lock is held.
-            unsafe { (*head).set_handoff(true) };
-            events::count(Ev::rwsem_handoff_set);
+            let head = unsafe { &*head };
+            if self.count.load(Relaxed) & HANDOFF == 0 {
+                self.count.fetch_or(HANDOFF, Relaxed);
+                head.set_handoff(true);
+                events::count(Ev::rwsem_handoff_set);
+            }
+            // Also when the head raised HANDOFF itself: a head writer drops its own reservation
+            // before it sleeps, and this one must outlast our release.
+            head.set_keep_handoff();
         }
         self.wait_lock.unlock(me);
     }

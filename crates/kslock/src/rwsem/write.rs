@@ -366,18 +366,26 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     // for our whole wakeup (2–30 µs) after the owner releases. Drop it; we are
                     // past our timeout, so the first retry after waking re-raises it. At most
                     // MAX_HANDOFF_DROPS times per wait, which keeps the wait bounded.
-                    dropped_handoffs += 1;
                     self.wait_lock.lock(me, &self.stats);
-                    if w.handoff_set() {
-                        self.count.fetch_and(!HANDOFF, Relaxed);
-                        w.set_handoff(false);
+                    if self.count.load(Relaxed) & LOCK_MASK == 0 {
+                        // Released since our spin gave up: retry now, reservation kept
+                        // (wait_lock held, as the loop expects).
+                        continue;
+                    }
+                    // A fair unlock's reservation is kept: its release wakes us.
+                    if !(w.handoff_set() && w.keep_handoff()) {
+                        dropped_handoffs += 1;
+                        if w.handoff_set() {
+                            self.count.fetch_and(!HANDOFF, Relaxed);
+                            w.set_handoff(false);
+                        }
+                        // That retry must not depend on an unlock waking us: spinning readers
+                        // (S4 `On`) can keep the count above zero for ever, so no read unlock
+                        // ever sees the lock free (issue 8, defect 2). Sleep at most REARM of
+                        // the handoff timeout, then re-raise.
+                        rearm = Some(sys::now_ns().saturating_add(P::HANDOFF_NS / REARM_DIV));
                     }
                     self.wait_unlock(me, &mut wq);
-                    // That retry must not depend on an unlock waking us: spinning readers
-                    // (S4 `On`) can keep the count above zero for ever, so no read unlock ever
-                    // sees the lock free (issue 8, defect 2). Sleep at most REARM of the
-                    // handoff timeout, then re-raise.
-                    rearm = Some(sys::now_ns().saturating_add(P::HANDOFF_NS / REARM_DIV));
                 }
                 let timer = if rearm.is_some() {
                     rearm

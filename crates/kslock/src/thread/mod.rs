@@ -155,6 +155,8 @@ pub(crate) struct Waiter {
     timeout_ns: UnsafeCell<u64>,
     /// rwsem: this (head) waiter's HANDOFF reservation is set.
     handoff_set: UnsafeCell<bool>,
+    /// rwsem: a fair unlock reserved the lock for this head: it keeps HANDOFF while asleep.
+    keep_handoff: UnsafeCell<bool>,
     /// Monotonic ns when the waiter joined the list (its queue wait starts).
     queued_at: UnsafeCell<u64>,
     /// Monotonic ns when the waiter first saw itself at the head (0 = not yet).
@@ -178,6 +180,7 @@ impl Waiter {
                 state: AtomicU32::new(0),
                 timeout_ns: UnsafeCell::new(0),
                 handoff_set: UnsafeCell::new(false),
+                keep_handoff: UnsafeCell::new(false),
                 queued_at: UnsafeCell::new(0),
                 head_at: UnsafeCell::new(0),
             }
@@ -207,6 +210,7 @@ impl Waiter {
         self.state.store(state, Relaxed);
         Self::set(&self.timeout_ns, 0);
         Self::set(&self.handoff_set, false);
+        Self::set(&self.keep_handoff, false);
         Self::set(&self.queued_at, 0);
         Self::set(&self.head_at, 0);
     }
@@ -244,6 +248,16 @@ impl Waiter {
     /// Sets the handoff flag (wait_lock held).
     pub(crate) fn set_handoff(&self, v: bool) {
         Self::set(&self.handoff_set, v)
+    }
+
+    /// Must this head keep its HANDOFF reservation while it sleeps? (wait_lock held.)
+    pub(crate) fn keep_handoff(&self) -> bool {
+        Self::get(&self.keep_handoff)
+    }
+
+    /// Marks the head's reservation as one to keep while asleep (wait_lock held).
+    pub(crate) fn set_keep_handoff(&self) {
+        Self::set(&self.keep_handoff, true)
     }
 
     /// When the waiter joined the list (wait_lock held, or before linking).
