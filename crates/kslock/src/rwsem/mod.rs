@@ -303,6 +303,8 @@ const LOCK_MASK: State = WRITER_LOCKED | READER_MASK;
 /// Any of these sends a fast-path reader to the slow path. `WAITERS` is not one: a sleeping
 /// waiter does not keep running readers out (module doc, "Readers and sleeping writers").
 const READ_FAILED_MASK: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | UPGRADING | READ_FAIL;
+/// A recursive read fails only on these: a writer holds the lock, or the guard.
+const RECURSIVE_READ_FAIL: State = WRITER_LOCKED | READ_FAIL;
 /// A reader may not join while any of these is set (the fail mask without the guard).
 const READ_BLOCKED: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | UPGRADING;
 

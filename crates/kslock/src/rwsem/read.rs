@@ -4,18 +4,26 @@
 use super::*;
 
 impl<P: RwSemPolicy> RawRwSem<P> {
-    /// Acquires a read lock, sleeping if needed (`down_read`).
-    #[inline]
-    pub fn read(&self) {
+    /// The read fast path every read lock shares: add a bias; held unless the count then has a
+    /// bit of `fail`, else the slow path (`behind` as in [`read_contended`](Self::read_contended)).
+    /// Returns whether the lock is held (false only when `deadline` passed).
+    #[inline(always)]
+    pub(super) fn read_with(&self, fail: State, deadline: Deadline, behind: State) -> bool {
         let c = self
             .count
             .fetch_add(READER_BIAS, Acquire)
             .wrapping_add(READER_BIAS);
-        if c & READ_FAILED_MASK == 0 {
+        if c & fail == 0 {
             self.set_reader_owned(current());
-            return;
+            return true;
         }
-        self.read_contended(c, None, 0);
+        self.read_contended(c, deadline, behind)
+    }
+
+    /// Acquires a read lock, sleeping if needed (`down_read`).
+    #[inline]
+    pub fn read(&self) {
+        self.read_with(READ_FAILED_MASK, None, 0);
     }
 
     /// Takes a read lock only where [`read`](Self::read) would not wait: no writer holds the
@@ -28,12 +36,13 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     /// Acquires a read lock, giving up at `timeout` from now. Returns whether it is held.
     pub fn try_read_for(&self, timeout: std::time::Duration) -> bool {
-        self.read_timed(sys::deadline_after(timeout), 0)
+        self.read_with(READ_FAILED_MASK, Some(sys::deadline_after(timeout)), 0)
     }
 
     /// Acquires a read lock, giving up at `deadline`. Returns whether it is held.
     pub fn try_read_until(&self, deadline: std::time::Instant) -> bool {
-        self.read_timed(sys::deadline_from_instant(deadline), 0)
+        let deadline = sys::deadline_from_instant(deadline);
+        self.read_with(READ_FAILED_MASK, Some(deadline), 0)
     }
 
     /// Acquires a read lock that also waits behind every queued thread, asleep or awake: the
@@ -42,15 +51,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// call it while a writer may queue: it would wait for that writer, which waits for it.
     #[inline]
     pub fn read_behind_waiters(&self) {
-        let c = self
-            .count
-            .fetch_add(READER_BIAS, Acquire)
-            .wrapping_add(READER_BIAS);
-        if c & (READ_FAILED_MASK | WAITERS) == 0 {
-            self.set_reader_owned(current());
-            return;
-        }
-        self.read_contended(c, None, WAITERS);
+        self.read_with(READ_FAILED_MASK | WAITERS, None, WAITERS);
     }
 
     /// [`read_behind_waiters`](Self::read_behind_waiters) without waiting: fails while a
@@ -63,52 +64,33 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// [`read_behind_waiters`](Self::read_behind_waiters), giving up after `timeout` (a
     /// `timeout` too large for the clock waits for ever). `true` = held.
     pub fn try_read_behind_waiters_for(&self, timeout: std::time::Duration) -> bool {
-        self.read_timed(sys::deadline_after(timeout), WAITERS)
+        let deadline = Some(sys::deadline_after(timeout));
+        self.read_with(READ_FAILED_MASK | WAITERS, deadline, WAITERS)
     }
 
     /// Acquires a read lock that cannot deadlock against an outer read lock held by this thread
     /// (module doc, "Recursive reads"): waits only while a writer holds the lock.
     #[inline]
     pub fn read_recursive(&self) {
-        let c = self
-            .count
-            .fetch_add(READER_BIAS, Acquire)
-            .wrapping_add(READER_BIAS);
-        if c & (WRITER_LOCKED | READ_FAIL) == 0 {
-            self.set_reader_owned(current());
-            return;
-        }
-        self.read_contended(c, None, 0);
-    }
-
-    /// [`read_recursive`](Self::read_recursive), giving up at `deadline` (monotonic ns).
-    fn read_recursive_timed(&self, deadline: u64) -> bool {
-        let c = self
-            .count
-            .fetch_add(READER_BIAS, Acquire)
-            .wrapping_add(READER_BIAS);
-        if c & (WRITER_LOCKED | READ_FAIL) == 0 {
-            self.set_reader_owned(current());
-            return true;
-        }
-        self.read_contended(c, Some(deadline), 0)
+        self.read_with(RECURSIVE_READ_FAIL, None, 0);
     }
 
     /// [`read_recursive`](Self::read_recursive), giving up after `timeout` (a `timeout` too
     /// large for the clock waits for ever). `true` = held.
     pub fn try_read_recursive_for(&self, timeout: std::time::Duration) -> bool {
-        self.read_recursive_timed(sys::deadline_after(timeout))
+        self.read_with(RECURSIVE_READ_FAIL, Some(sys::deadline_after(timeout)), 0)
     }
 
     /// [`read_recursive`](Self::read_recursive), giving up at `deadline`. `true` = held.
     pub fn try_read_recursive_until(&self, deadline: std::time::Instant) -> bool {
-        self.read_recursive_timed(sys::deadline_from_instant(deadline))
+        let deadline = sys::deadline_from_instant(deadline);
+        self.read_with(RECURSIVE_READ_FAIL, Some(deadline), 0)
     }
 
     /// `try_read` for nesting: fails only while a writer holds the lock.
     #[inline]
     pub fn try_read_recursive(&self) -> bool {
-        self.try_read_unless(WRITER_LOCKED | READ_FAIL)
+        self.try_read_unless(RECURSIVE_READ_FAIL)
     }
 
     /// Releases a read lock (`up_read`).
@@ -151,19 +133,6 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
         }
         false
-    }
-
-    /// A timed read; `behind` is 0 or `WAITERS` (as in [`read_contended`](Self::read_contended)).
-    pub(super) fn read_timed(&self, deadline: u64, behind: State) -> bool {
-        let c = self
-            .count
-            .fetch_add(READER_BIAS, Acquire)
-            .wrapping_add(READER_BIAS);
-        if c & (READ_FAILED_MASK | behind) == 0 {
-            self.set_reader_owned(current());
-            return true;
-        }
-        self.read_contended(c, Some(deadline), behind)
     }
 
     /// A reader bias was removed and `c` is the new count: wake if that freed a lock with

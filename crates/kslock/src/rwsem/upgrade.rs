@@ -42,14 +42,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     fn upgradable_until(&self, deadline: Deadline) -> bool {
         loop {
-            let read = match deadline {
-                None => {
-                    self.read();
-                    true
-                }
-                Some(d) => self.read_timed(d, 0),
-            };
-            if !read {
+            if !self.read_with(READ_FAILED_MASK, deadline, 0) {
                 return false;
             }
             if self.take_upgradable_bit() {
