@@ -323,6 +323,11 @@ impl<'a> Spin<'a> {
                     self.me.note_cpu();
                     self.me.cpu.load(Relaxed)
                 };
+                // The yield may have lasted the owner's whole scheduler slice (ms): apply R5
+                // now rather than at the next 16th step.
+                if !cfg!(kslock_loom) && sys::ticks().wrapping_sub(self.start) > self.limit_ticks {
+                    return Err(Stop::Budget);
+                }
                 return self.step();
             }
             return Err(Stop::OwnerNotRunning);

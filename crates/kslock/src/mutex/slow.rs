@@ -65,15 +65,26 @@ impl<P: MutexPolicy> RawMutex<P> {
     }
 
     /// Spins while the lock word names `owner` and the oracle says it runs. `Ok` when the owner
-    /// changed (re-try the lock), `Err` when the spin must stop.
+    /// changed (re-try the lock), `Err` when the spin must stop. With `handoff` (a due head
+    /// waiting for its handover) also `Ok` when the word carries neither `HANDOFF` nor
+    /// `PICKUP`: the request has to be made (again). A due head that found the lock still on
+    /// its way to the previous head (`PICKUP`, so it could not ask) must ask as soon as that
+    /// head picks it up, or the new owner runs its whole window, and more, with nobody asking.
     #[inline(never)]
-    fn spin_on_owner(&self, owner: u64, spin: &mut Spin<'_>) -> Result<(), Stop> {
+    fn spin_on_owner(&self, owner: u64, handoff: bool, spin: &mut Spin<'_>) -> Result<(), Stop> {
         // A word that names no record cannot be polled for running: stop.
         let rec = owner_rec(owner).ok_or(Stop::OwnerNotRunning)?;
-        while owner_of(self.owner.load(Relaxed)) == owner {
+        loop {
+            let o = self.owner.load(Relaxed);
+            if owner_of(o) != owner {
+                return Ok(());
+            }
             spin.step_on(rec)?;
+            if handoff && o & (HANDOFF | PICKUP) == 0 {
+                // (After a budgeted step: re-asking never spins outside the budget.)
+                return Ok(());
+            }
         }
-        Ok(())
     }
 
     /// Optimistic spinning as a non-waiter: join the OSQ, and as its head poll the lock while
@@ -122,7 +133,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             chaos::point(Site::MutexSpin);
             match self.try_acquire(me, handoff) {
                 Ok(()) => return Ok(()),
-                Err(owner) => self.spin_on_owner(owner, spin)?,
+                Err(owner) => self.spin_on_owner(owner, handoff, spin)?,
             }
         }
     }
