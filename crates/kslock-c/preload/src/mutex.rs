@@ -228,6 +228,10 @@ pub unsafe extern "C" fn pthread_mutex_lock(m: *mut libc::pthread_mutex_t) -> c_
         // SAFETY: caller contract.
         Route::Glibc => unsafe { forward::mutex_lock(m) },
         Route::Kslock(p, t) => {
+            // A free mutex first: one CAS (a thread never holds a mutex it finds free).
+            if p.raw.try_lock() {
+                return 0;
+            }
             if p.raw.is_owned_by_current_thread() {
                 return relock(p, t, None);
             }
@@ -249,15 +253,10 @@ pub unsafe extern "C" fn pthread_mutex_trylock(m: *mut libc::pthread_mutex_t) ->
         // SAFETY: caller contract.
         Route::Glibc => unsafe { forward::mutex_trylock(m) },
         Route::Kslock(p, t) => {
-            if p.raw.is_owned_by_current_thread() {
-                return if t == Type::Recursive {
-                    relock(p, t, None)
-                } else {
-                    libc::EBUSY
-                };
-            }
             if p.raw.try_lock() {
                 0
+            } else if t == Type::Recursive && p.raw.is_owned_by_current_thread() {
+                relock(p, t, None)
             } else {
                 libc::EBUSY
             }
@@ -345,18 +344,24 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> 
     match unsafe { route(m) } {
         // SAFETY: caller contract.
         Route::Glibc => unsafe { forward::mutex_unlock(m) },
-        Route::Kslock(p, _) => {
-            if !p.raw.is_owned_by_current_thread() {
-                return libc::EPERM;
+        Route::Kslock(p, t) => {
+            // Only a recursive mutex has a depth, which only its owner writes: a non-zero
+            // depth read by another thread fails the ownership check.
+            if t == Type::Recursive {
+                let d = p.depth.load(Relaxed);
+                if d > 0 {
+                    if !p.raw.is_owned_by_current_thread() {
+                        return libc::EPERM;
+                    }
+                    p.depth.store(d - 1, Relaxed);
+                    return 0;
+                }
             }
-            let d = p.depth.load(Relaxed);
-            if d > 0 {
-                p.depth.store(d - 1, Relaxed);
-                return 0;
+            if p.raw.unlock_if_owned() {
+                0
+            } else {
+                libc::EPERM
             }
-            // SAFETY: this thread holds the mutex (checked above).
-            unsafe { p.raw.unlock() };
-            0
         }
     }
 }

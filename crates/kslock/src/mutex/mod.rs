@@ -342,6 +342,24 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
     }
 
+    /// Releases the mutex if the calling thread holds it and says whether it did: for
+    /// embedders that must report an unlock by a thread that does not hold the mutex as an
+    /// error rather than a panic (the pthread interposer's `EPERM`). One ownership check, the
+    /// unlock fast path's own CAS.
+    #[inline]
+    pub fn unlock_if_owned(&self) -> bool {
+        let me = current_word();
+        // Release pairs with the Acquire of the next acquisition.
+        match self.owner.compare_exchange(me, 0, Release, Relaxed) {
+            Ok(_) => true,
+            Err(o) if owner_of(o) == me => {
+                self.unlock_slow(current(), false);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Is the mutex held by some thread (a hint)?
     #[inline]
     pub fn is_locked(&self) -> bool {
@@ -496,6 +514,36 @@ mod tests {
         std::thread::spawn(move || m2.lock()).join().unwrap();
         // SAFETY: deliberately violated to test the misuse check.
         unsafe { m.unlock() };
+    }
+
+    #[test]
+    fn unlock_if_owned_releases_only_its_own_hold() {
+        use std::sync::Arc;
+        let m = Arc::new(RawMutex::<DefaultPolicy>::new());
+        // Free: nothing to release.
+        assert!(!m.unlock_if_owned());
+        assert!(!m.is_locked());
+        // Held by another thread: refused, and the hold survives.
+        let m2 = m.clone();
+        std::thread::spawn(move || m2.lock()).join().unwrap();
+        assert!(!m.unlock_if_owned());
+        assert!(m.is_locked());
+        // Held here with a waiter queued (a flag in the word: the slow path): released and
+        // handed on, so the waiter gets it.
+        let m = Arc::new(RawMutex::<DefaultPolicy>::new());
+        m.lock();
+        let m3 = m.clone();
+        let waiter = std::thread::spawn(move || {
+            m3.lock();
+            // SAFETY: held by this thread.
+            unsafe { m3.unlock() };
+        });
+        while !m.has_waiters() {
+            std::thread::yield_now();
+        }
+        assert!(m.unlock_if_owned());
+        waiter.join().unwrap();
+        assert!(!m.is_locked());
     }
 
     #[test]
