@@ -146,6 +146,16 @@
 //! CPU and slept for its whole window instead of taking the lock from the other CPU between
 //! the owner's sections. Fairness at 96 threads, CS load 1 stays open (README, known gaps).
 //!
+//! Tried and dropped (session 7; `lockbench matrix --locks kslock-mutex --threads 32,96
+//! --cs-load 1,20,100 --secs 1`, old and new binaries alternated, two runs each). At 96
+//! threads, CS load 1, the spread comes from turns a scheduler tick long: a woken waiter sits
+//! runnable behind the batching owner for 3–4 ms (README, known gaps). None of these shortened
+//! them: a per-thread barging limit (a thread that has taken the lock past queued waiters for
+//! longer than the window minimum queues instead of spinning): max/min 7.2–8.8 vs 6.1–7.2;
+//! a head that spins out the last 100 µs of its window instead of sleeping on the timer:
+//! worse at CS load 20/100 (max/min 3.2–5.3 vs 1.8–2.8); an unlocker that woke the head
+//! skipping its next spin: no change.
+//!
 //! # Memory orderings
 //!
 //! * The lock CASes (fast path, `try_acquire`, the head's pick-up) are Acquire and pair with
