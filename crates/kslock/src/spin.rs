@@ -287,6 +287,12 @@ impl<'a> Spin<'a> {
         core::ptr::eq(owner, self.me) || owner.cpu.load(Relaxed) != self.my_cpu
     }
 
+    /// R5: has this spin used up its budget? (Reads the clock.)
+    #[inline]
+    fn spent(&self) -> bool {
+        sys::ticks().wrapping_sub(self.start) > self.limit_ticks
+    }
+
     /// One step: pause, then R5 (and, every `CLOCK_EVERY` steps, refresh this CPU for R3).
     /// `Err(Stop::Budget)` when the budget is spent; the step is not taken then.
     #[inline]
@@ -297,7 +303,7 @@ impl<'a> Spin<'a> {
                 return Err(Stop::Budget);
             }
         } else if self.steps % CLOCK_EVERY == 0 {
-            if sys::ticks().wrapping_sub(self.start) > self.limit_ticks {
+            if self.spent() {
                 return Err(Stop::Budget);
             }
             self.me.note_cpu();
@@ -325,7 +331,7 @@ impl<'a> Spin<'a> {
                 };
                 // The yield may have lasted the owner's whole scheduler slice (ms): apply R5
                 // now rather than at the next 16th step.
-                if !cfg!(kslock_loom) && sys::ticks().wrapping_sub(self.start) > self.limit_ticks {
+                if !cfg!(kslock_loom) && self.spent() {
                     return Err(Stop::Budget);
                 }
                 return self.step();

@@ -305,6 +305,8 @@ const LOCK_MASK: State = WRITER_LOCKED | READER_MASK;
 const READ_FAILED_MASK: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | UPGRADING | READ_FAIL;
 /// A recursive read fails only on these: a writer holds the lock, or the guard.
 const RECURSIVE_READ_FAIL: State = WRITER_LOCKED | READ_FAIL;
+// A fail mask with `WAITERS` marks a read behind waiters (`read_with`); the others lack it.
+const _: () = assert!((READ_FAILED_MASK | RECURSIVE_READ_FAIL) & WAITERS == 0);
 /// A reader may not join while any of these is set (the fail mask without the guard).
 const READ_BLOCKED: State = WRITER_LOCKED | HANDOFF | WRITER_WANT | UPGRADING;
 

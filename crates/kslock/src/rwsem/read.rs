@@ -5,10 +5,11 @@ use super::*;
 
 impl<P: RwSemPolicy> RawRwSem<P> {
     /// The read fast path every read lock shares: add a bias; held unless the count then has a
-    /// bit of `fail`, else the slow path (`behind` as in [`read_contended`](Self::read_contended)).
-    /// Returns whether the lock is held (false only when `deadline` passed).
+    /// bit of `fail`, else the slow path. A `fail` with `WAITERS` in it is a read behind
+    /// waiters (`behind` of [`read_contended`](Self::read_contended)). Returns whether the
+    /// lock is held (false only when `deadline` passed).
     #[inline(always)]
-    pub(super) fn read_with(&self, fail: State, deadline: Deadline, behind: State) -> bool {
+    pub(super) fn read_with(&self, fail: State, deadline: Deadline) -> bool {
         let c = self
             .count
             .fetch_add(READER_BIAS, Acquire)
@@ -17,13 +18,13 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             self.set_reader_owned(current());
             return true;
         }
-        self.read_contended(c, deadline, behind)
+        self.read_contended(c, deadline, fail & WAITERS)
     }
 
     /// Acquires a read lock, sleeping if needed (`down_read`).
     #[inline]
     pub fn read(&self) {
-        self.read_with(READ_FAILED_MASK, None, 0);
+        self.read_with(READ_FAILED_MASK, None);
     }
 
     /// Takes a read lock only where [`read`](Self::read) would not wait: no writer holds the
@@ -36,13 +37,13 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     /// Acquires a read lock, giving up at `timeout` from now. Returns whether it is held.
     pub fn try_read_for(&self, timeout: std::time::Duration) -> bool {
-        self.read_with(READ_FAILED_MASK, Some(sys::deadline_after(timeout)), 0)
+        self.read_with(READ_FAILED_MASK, Some(sys::deadline_after(timeout)))
     }
 
     /// Acquires a read lock, giving up at `deadline`. Returns whether it is held.
     pub fn try_read_until(&self, deadline: std::time::Instant) -> bool {
         let deadline = sys::deadline_from_instant(deadline);
-        self.read_with(READ_FAILED_MASK, Some(deadline), 0)
+        self.read_with(READ_FAILED_MASK, Some(deadline))
     }
 
     /// Acquires a read lock that also waits behind every queued thread, asleep or awake: the
@@ -51,7 +52,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// call it while a writer may queue: it would wait for that writer, which waits for it.
     #[inline]
     pub fn read_behind_waiters(&self) {
-        self.read_with(READ_FAILED_MASK | WAITERS, None, WAITERS);
+        self.read_with(READ_FAILED_MASK | WAITERS, None);
     }
 
     /// [`read_behind_waiters`](Self::read_behind_waiters) without waiting: fails while a
@@ -65,26 +66,26 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// `timeout` too large for the clock waits for ever). `true` = held.
     pub fn try_read_behind_waiters_for(&self, timeout: std::time::Duration) -> bool {
         let deadline = Some(sys::deadline_after(timeout));
-        self.read_with(READ_FAILED_MASK | WAITERS, deadline, WAITERS)
+        self.read_with(READ_FAILED_MASK | WAITERS, deadline)
     }
 
     /// Acquires a read lock that cannot deadlock against an outer read lock held by this thread
     /// (module doc, "Recursive reads"): waits only while a writer holds the lock.
     #[inline]
     pub fn read_recursive(&self) {
-        self.read_with(RECURSIVE_READ_FAIL, None, 0);
+        self.read_with(RECURSIVE_READ_FAIL, None);
     }
 
     /// [`read_recursive`](Self::read_recursive), giving up after `timeout` (a `timeout` too
     /// large for the clock waits for ever). `true` = held.
     pub fn try_read_recursive_for(&self, timeout: std::time::Duration) -> bool {
-        self.read_with(RECURSIVE_READ_FAIL, Some(sys::deadline_after(timeout)), 0)
+        self.read_with(RECURSIVE_READ_FAIL, Some(sys::deadline_after(timeout)))
     }
 
     /// [`read_recursive`](Self::read_recursive), giving up at `deadline`. `true` = held.
     pub fn try_read_recursive_until(&self, deadline: std::time::Instant) -> bool {
         let deadline = sys::deadline_from_instant(deadline);
-        self.read_with(RECURSIVE_READ_FAIL, Some(deadline), 0)
+        self.read_with(RECURSIVE_READ_FAIL, Some(deadline))
     }
 
     /// `try_read` for nesting: fails only while a writer holds the lock.

@@ -42,7 +42,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     fn upgradable_until(&self, deadline: Deadline) -> bool {
         loop {
-            if !self.read_with(READ_FAILED_MASK, deadline, 0) {
+            if !self.read_with(READ_FAILED_MASK, deadline) {
                 return false;
             }
             if self.take_upgradable_bit() {
