@@ -49,8 +49,16 @@ fn short_windows_still_rotate() {
     assert_eq!(*m.lock(), counts.iter().sum::<u64>(), "lost updates");
     eprintln!("{THREADS} threads, 10 µs windows: {counts:?}");
     let (min, max) = (*counts.iter().min().unwrap(), *counts.iter().max().unwrap());
-    assert!(
-        max <= 8 * min,
-        "starvation: max/min = {max}/{min}: {counts:?}"
-    );
+    // Under delay injection (`--cfg kslock_chaos`) a third of the slow-path points may sleep
+    // up to 511 µs, fifty times the window, so the operations a thread gets in its scheduler
+    // slices depend on its delay draws more than on the rotation: with the fix, max/min was
+    // 3.0–14.1 over 100 chaos runs here and 18 once in CI (the lowest thread waited no longer
+    // than the others, max gap 63–84 ms); the old code gave 5.5–19.7, so the ratio tells the
+    // two apart only without chaos. The chaos build still checks the count and completion.
+    if cfg!(not(kslock_chaos)) {
+        assert!(
+            max <= 8 * min,
+            "starvation: max/min = {max}/{min}: {counts:?}"
+        );
+    }
 }
