@@ -17,8 +17,10 @@ fn short_windows_still_rotate() {
     // way to the previous head (PICKUP), when it cannot ask for its own handover yet. A head
     // that then waited on the new owner without asking once that owner had picked the lock up
     // left it batching for scheduler ticks (lockbench, 96 threads, CS load 1–100: max/min
-    // per-thread acquisitions 300–15 000; 2.6–2.9 after the fix). 8× leaves room for a noisy
-    // CI machine.
+    // per-thread acquisitions 300–15 000; 2.6–2.9 after the fix). Here the old code gave
+    // max/min 140–250; the fixed one 1.95–11.5 over 45 debug runs on the 2-CPU VM (most
+    // below 5; the tail is a thread whose scheduler slices found the lock taken), so the
+    // bound is 32: a quarter of the failure's lowest value, 2.8× the passing tail.
     const THREADS: usize = 48;
     let m = Arc::new(kslock::Mutex::new(0u64));
     let stop = Arc::new(AtomicBool::new(false));
@@ -57,7 +59,7 @@ fn short_windows_still_rotate() {
     // two apart only without chaos. The chaos build still checks the count and completion.
     if cfg!(not(kslock_chaos)) {
         assert!(
-            max <= 8 * min,
+            max <= 32 * min,
             "starvation: max/min = {max}/{min}: {counts:?}"
         );
     }
