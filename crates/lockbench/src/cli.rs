@@ -57,7 +57,7 @@ pub enum Cmd {
     Matrix(MatrixArgs),
     /// One A/B experiment per seed idea (S0..S4), printed as the seed's table.
     Seeds(SeedArgs),
-    /// Application-shaped workloads (file, mmap, tree) against the peers.
+    /// Application-shaped workloads (file, mmap, tree) and random section lengths, against the peers.
     Workload(WorkloadArgs),
     /// Compare two results.json files cell by cell.
     Compare(CompareArgs),
@@ -157,6 +157,8 @@ pub enum WorkloadName {
     Mmap,
     /// lock-coupled tree descent with try_lock_spin and unlock/relock fallback
     Tree,
+    /// the matrix loop with random (geometric) section and gap lengths, means --cs-load and --outside-load
+    Random,
 }
 
 #[derive(Args, Debug, Clone, PartialEq)]
@@ -168,13 +170,13 @@ pub struct WorkloadArgs {
     /// Thread counts, e.g. 1,2,4..96.
     #[arg(long, default_value = "1,2,8,32", value_parser = parse_threads)]
     pub threads: ThreadList,
-    /// Extra pause instructions inside each critical section.
-    #[arg(long, value_delimiter = ',', default_value = "0")]
+    /// Extra pause instructions inside each critical section (random: their mean) [default: random 1,20,100, others 0].
+    #[arg(long, value_delimiter = ',')]
     pub cs_load: Vec<u32>,
-    /// Pause instructions between operations.
+    /// Pause instructions between operations (random: their mean).
     #[arg(long, value_delimiter = ',', default_value = "0")]
     pub outside_load: Vec<u32>,
-    /// Read percent [default: file 50, mmap 90, tree 0].
+    /// Read percent [default: file 50, mmap 90, tree and random 0].
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(0..=100))]
     pub read_pct: Vec<u32>,
     #[command(flatten)]
@@ -417,6 +419,12 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
                 WorkloadName::File => (WorkSpec::File, "file", "rwlocks"),
                 WorkloadName::Mmap => (WorkSpec::Mmap, "mmap", "rwlocks"),
                 WorkloadName::Tree => (WorkSpec::Tree { spin: true }, "tree", "mutexes"),
+                WorkloadName::Random => (WorkSpec::Random, "random", "mutexes"),
+            };
+            let cs_loads = if w.cs_load.is_empty() {
+                crate::workload::default_cs_load(name)
+            } else {
+                w.cs_load.clone()
             };
             let names = if w.locks.is_empty() {
                 vec![default_locks.to_string()]
@@ -432,7 +440,7 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
                 spec,
                 locks: resolve_locks(&names),
                 threads: w.threads.0.clone(),
-                cs_loads: w.cs_load.clone(),
+                cs_loads,
                 outside_loads: w.outside_load.clone(),
                 read_pcts,
             };

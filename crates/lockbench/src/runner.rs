@@ -57,6 +57,8 @@ pub enum WorkSpec {
     /// lock-coupled tree descent; `spin` selects `try_write_spin` over
     /// `try_write` for the coupling step.
     Tree { spin: bool },
+    /// the matrix loop with random (geometric) critical-section and outside lengths.
+    Random,
 }
 
 impl WorkSpec {
@@ -67,6 +69,7 @@ impl WorkSpec {
             WorkSpec::Mmap => "mmap",
             WorkSpec::Tree { spin: true } => "tree",
             WorkSpec::Tree { spin: false } => "tree-nospin",
+            WorkSpec::Random => "random",
         }
     }
 }
@@ -144,6 +147,11 @@ pub trait Workload: Sync {
     fn local(&self, tid: usize) -> Self::Local;
     /// One operation. `Err` = mutual exclusion was violated.
     fn op(&self, ctx: &mut Ctx, local: &mut Self::Local, read: bool) -> Result<(), String>;
+    /// The work between two operations, `outside_load` pauses (a workload may draw it).
+    #[inline(always)]
+    fn outside(&self, _ctx: &mut Ctx, outside_load: u32) {
+        pause(outside_load);
+    }
 }
 
 // ------------------------------------------------------------ exclusion check
@@ -253,6 +261,7 @@ pub fn run_any<L: BenchLock>(spec: &WorkSpec, cfg: &CellConfig) -> RunOutcome {
         WorkSpec::Mmap => run(&workload::MmapWl::<L>::new(cfg.cs_load), cfg),
         WorkSpec::Tree { spin: true } => run(&workload::TreeWl::<L, true>::new(cfg.cs_load), cfg),
         WorkSpec::Tree { spin: false } => run(&workload::TreeWl::<L, false>::new(cfg.cs_load), cfg),
+        WorkSpec::Random => run(&workload::RandomWl::<L>::new(cfg.cs_load), cfg),
     }
 }
 
@@ -403,7 +412,7 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
                             wr += 1;
                             slot.writes.store(wr, Relaxed);
                         }
-                        pause(outside);
+                        w.outside(&mut ctx, outside);
                     }
                     let usage = if measuring {
                         Usage::now().since(u0)
