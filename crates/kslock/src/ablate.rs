@@ -9,6 +9,7 @@
 //! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
 //! | `appointed_sleep` | a head appointed by a handover sleeps on its window without racing the new owner for the lock | [`crate::mutex`] `wait_in_queue` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
+//! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields once before it spins on them | [`crate::rwsem`] `write_contended` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
@@ -23,15 +24,17 @@ pub(crate) enum Mech {
     AppointedSleep = 1 << 3,
     PreQueueYield = 1 << 4,
     WriterYieldFirst = 1 << 5,
+    QuickPoll = 1 << 6,
 }
 
-const NAMES: [(&str, Mech); 6] = [
+const NAMES: [(&str, Mech); 7] = [
     ("baton", Mech::Baton),
     ("pickup_yield", Mech::PickupYield),
     ("skip_spin", Mech::SkipSpin),
     ("appointed_sleep", Mech::AppointedSleep),
     ("pre_queue_yield", Mech::PreQueueYield),
     ("writer_yield_first", Mech::WriterYieldFirst),
+    ("quick_poll", Mech::QuickPoll),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

@@ -49,6 +49,8 @@ events! {
     mutex_owner_wakes_next,
     /// A waiter left the mutex queue without the lock (timeout).
     mutex_wait_timeout,
+    /// A locker's quick poll (before the OSQ) took the mutex.
+    mutex_quick_acquired,
     /// Waiters already queued when a mutex locker queued (sum: ÷ mutex_queued = mean length).
     mutex_queued_behind,
     /// A wait_lock contender slept on it (spin budget spent).
