@@ -210,7 +210,7 @@
 //!
 //! * Acquire: the read fast-path add, the write CASes, the queue-path fresh `count` load, the
 //!   `mark_wake` head-bias add; each pairs with the Release of the unlock RMW (`read_unlock`
-//!   sub, `write_unlock` sub, `downgrade` add) that it reads from or follows in `count`'s RMW
+//!   CAS or sub, `write_unlock` CAS or sub, `downgrade` add) that it reads from or follows in `count`'s RMW
 //!   chain.
 //! * A reader grant (`Waiter::state = GRANTED`, Release) pairs with the waiter's Acquire load;
 //!   the waker read `count` with Acquire first, so the previous writer's data is visible.
@@ -232,6 +232,24 @@
 //!   new as the `count` change it follows.
 //! * S0 flags: see above (AcqRel RMWs for `WakeFlag`, SeqCst fences for `TrylockIfSpinner`).
 //!
+//! # One transfer per unlock
+//!
+//! An unlock's first access to `count`'s line is an RMW: the CAS of the common case ("the only
+//! reader" or "write-locked, nothing else" to 0), or for `write_unlock` the owner hint's store
+//! on the same line, which fetches it for writing. A misuse check that loaded `count` first
+//! fetched the line shared and the RMW then fetched it again, two transfers where another CPU
+//! touched the line during the section. A/B (the unlocks as before against these, binaries
+//! alternated, six runs each, `lockbench matrix --locks kslock-rwsem,parking-lot-rwlock
+//! --threads 2,8,32 --cs-load 1,20 --read-pct 50,90 --secs 0.3 --warmup 0.1`, median kops/s):
+//! 1.02–1.08× at CS load 1, 1.02–1.16× at CS load 20, geo-mean 1.065×, CPU ns/op 2–14% lower.
+//!
+//! Measured and dropped: a writer's **quick poll** before its spin (the mutex's, module doc of
+//! [`crate::mutex`]: up to 16 polls of `count` while nobody spins or waits, one CAS when it is
+//! free). With these unlocks, six alternated runs of `lockbench matrix --locks kslock-rwsem
+//! --threads 2,8,32,96 --cs-load 1,20 --outside-load 0,2 --read-pct 50,90 --secs 0.25`:
+//! 1.29–1.33× at CS load 1, outside load 2, 50% reads, but 0.80–1.06× at 90% reads there,
+//! 0.86–0.97× at CS load 20, max/min per-thread ops 3.6 vs 1.5 at 96 threads; geo-mean 0.99×.
+//!
 //! # Misuse
 //!
 //! Always on, because they cost a load or nothing, and each reads before it writes, so a
@@ -239,11 +257,13 @@
 //! misuse (a check that subtracts first and restores afterwards lets another thread act on the
 //! corrupt value in between: a reader's add can cancel the borrow and a writer then enters):
 //!
-//! * `write_unlock` / `downgrade` without the writer bit: a load before the RMW (only the
-//!   holder clears the bit; a second misuse racing the first is caught by the RMW's old value
-//!   and undone).
-//! * `read_unlock` with no reader counted: the unlock is a CAS loop that checks the value it
-//!   replaces (as cheap as a `fetch_sub` when the count is not changing under it).
+//! * `write_unlock` without the writer bit: the unlock's first CAS succeeds only from
+//!   `WRITER_LOCKED`; when it fails it returns the count, which is checked before the
+//!   `fetch_sub` (only the holder clears the bit; a second misuse racing the first is caught by
+//!   the RMW's old value and undone). The owner hint is cleared before the check: a misuse
+//!   may clear a hint, never change the count. `downgrade`: a load before the RMW.
+//! * `read_unlock` with no reader counted: the first CAS succeeds only from one reader bias;
+//!   the value a failed CAS returns is checked before the `fetch_sub`, as above.
 //!
 //! * `upgradable_unlock`, `upgrade`, `try_upgrade*`, `downgrade_upgradable` when no thread
 //!   holds the upgradable lock: a load of `aux` before anything is written. (Which thread holds

@@ -101,13 +101,22 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// Unlocking a lock with no reader counted is detected and panics.
     #[inline]
     pub unsafe fn read_unlock(&self) {
+        // The common case in one CAS, this unlock's first access to the lock's line: the only
+        // reader, nothing else (module doc, "One transfer per unlock"). Release pairs with the
+        // next writer's Acquire.
+        let c = match self
+            .count
+            .compare_exchange(READER_BIAS, 0, Release, Relaxed)
+        {
+            Ok(_) => return,
+            Err(c) => c,
+        };
         // Check before writing (module doc, "Misuse"): a lock with no reader counted is not
-        // modified. A load and one fetch_sub, not a CAS loop: under reader traffic a CAS loop
+        // modified. Then one fetch_sub, not a CAS loop: under reader traffic a CAS loop
         // retries on every other reader's add.
-        if self.count.load(Relaxed) & READER_MASK == 0 {
+        if c & READER_MASK == 0 {
             misuse("read_unlock of a lock that is not read-locked");
         }
-        // Release pairs with the next writer's Acquire.
         let old = self.count.fetch_sub(READER_BIAS, Release);
         if old & READER_MASK == 0 {
             // Another misused unlock took the last bias between our check and our RMW.

@@ -64,12 +64,24 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if DEBUG_LOCKS {
             self.check_write_owner("write_unlock");
         }
-        // Check before writing: a lock that is not write-locked is never modified, so no other
-        // thread sees a count corrupted by a misuse (only this thread's holder clears the bit).
-        if self.count.load(Relaxed) & WRITER_LOCKED == 0 {
+        // The owner hint goes first (a later writer stores its own), then the common case in
+        // one CAS: "write-locked, nothing else" -> 0. The store is this unlock's first access
+        // to the lock's line and fetches it for writing; a load first fetched it shared and
+        // the RMW then fetched it again (module doc, "One transfer per unlock").
+        self.owner.store(0, Relaxed);
+        // Release pairs with the next acquirer's Acquire.
+        let old = match self
+            .count
+            .compare_exchange(WRITER_LOCKED, 0, Release, Relaxed)
+        {
+            Ok(_) => return,
+            Err(c) => c,
+        };
+        // Check before writing the count: a count that is not write-locked is never modified,
+        // so no other thread sees it corrupted by a misuse (only the holder clears the bit).
+        if old & WRITER_LOCKED == 0 {
             misuse("write_unlock of a lock that is not write-locked");
         }
-        self.owner.store(0, Relaxed);
         let old = self.count.fetch_sub(WRITER_LOCKED, Release);
         if old & WRITER_LOCKED == 0 {
             // Another misused unlock cleared the bit between our check and our RMW.
