@@ -10,6 +10,7 @@
 //! | `appointed_sleep` | a head appointed by a handover sleeps on its window without racing the new owner for the lock | [`crate::mutex`] `wait_in_queue` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
+//! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields once before it spins on them | [`crate::rwsem`] `write_contended` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
@@ -25,9 +26,10 @@ pub(crate) enum Mech {
     PreQueueYield = 1 << 4,
     WriterYieldFirst = 1 << 5,
     QuickPoll = 1 << 6,
+    CensoredBudget = 1 << 7,
 }
 
-const NAMES: [(&str, Mech); 7] = [
+const NAMES: [(&str, Mech); 8] = [
     ("baton", Mech::Baton),
     ("pickup_yield", Mech::PickupYield),
     ("skip_spin", Mech::SkipSpin),
@@ -35,6 +37,7 @@ const NAMES: [(&str, Mech); 7] = [
     ("pre_queue_yield", Mech::PreQueueYield),
     ("writer_yield_first", Mech::WriterYieldFirst),
     ("quick_poll", Mech::QuickPoll),
+    ("censored_budget", Mech::CensoredBudget),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.
