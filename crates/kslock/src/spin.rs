@@ -42,14 +42,18 @@
 //! while the owner was about to release: `lockbench workload random --cs-load 100
 //! --outside-load 100` kept 1.1 CPUs busy at 2 threads and reached 0.73–0.82× parking_lot.
 //!
-//! A/B (binaries alternated, four runs each, median kops/s, new ÷ old):
+//! A/B (`KSLOCK_OFF=censored_budget`, the kslock lock alone, runs of each side alternated,
+//! median kops/s, on ÷ off):
 //!
-//! | cells | new ÷ old |
-//! |---|---|
-//! | `workload random --locks kslock-mutex,parking-lot-mutex --threads 2,8,32 --cs-load 100 --outside-load 100` | 1.48 / 1.49 / 1.41 (0.82 / 0.73 / 0.75× parking_lot → 1.21 / 1.12 / 1.06×) |
-//! | `matrix --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.25`, outside load 100, CS load 100 | 0.97 / 1.17 / 1.20 / 1.30 |
-//! | same, the other 20 cells | 0.96–1.06, but 32 threads, CS load 20, no outside work: 0.87 (1809 → 1571 kops/s); CPU ns/op at CS load 1, no outside work 33–36 → 46–48 (parking_lot ≈ 60) |
-//! | `matrix --locks kslock-rwsem --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.25`, 24 cells | 0.96–1.14, geo-mean 1.02 (90% reads, CS load 20: 1.09–1.14) |
+//! | command (runs per side) | cells | on ÷ off |
+//! |---|---|---|
+//! | `lockbench workload random --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3` (4) | mean CS load 100, mean outside load 100 | 1.48 / 1.51 / 1.40 / 1.44 (2 / 8 / 32 / 96 threads; 1.0–1.1 CPUs busy → 1.9–2.0) |
+//! | same | the other 20 cells | 0.97–1.02, geo-mean of all 24 1.06 |
+//! | `lockbench matrix --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --secs 0.3` (6) | all 12 | 0.98–1.08, geo-mean 1.01; CPU ns/op at CS load 1 36–40 → 54–67 (parking_lot ≈ 60), the same elsewhere |
+//!
+//! With separate binaries (old and new, four runs each): `--outside-load 100` at CS load 100,
+//! 8 / 32 / 96 threads 1.17 / 1.20 / 1.30; the rwsem (`--read-pct 50,90`, 24 cells) 0.96–1.14,
+//! geo-mean 1.02.
 //!
 //! The **cap** is calibrated once per process near the cost of a sleep/wake round trip. That
 //! cost cannot be measured without a second thread, so kslock measures its floor: one
