@@ -49,6 +49,7 @@
 //! |---|---|---|
 //! | `lockbench workload random --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3` (4) | mean CS load 100, mean outside load 100 | 1.48 / 1.51 / 1.40 / 1.44 (2 / 8 / 32 / 96 threads; 1.0–1.1 CPUs busy → 1.9–2.0) |
 //! | same | the other 20 cells | 0.97–1.02, geo-mean of all 24 1.06 |
+//! | same, fairness | mean CS load 100, mean outside load 100, 32 / 96 threads | max/min per-thread ops 4.4 / 126 vs 8.0 / 21 (over 0.3 s; parking_lot ≈ 1.3): at 96 threads the longer spins let running threads pass the queue more often |
 //! | `lockbench matrix --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --secs 0.3` (6) | all 12 | 0.98–1.08, geo-mean 1.01; CPU ns/op at CS load 1 36–40 → 54–67 (parking_lot ≈ 60), the same elsewhere |
 //!
 //! With separate binaries (old and new, four runs each): `--outside-load 100` at CS load 100,
