@@ -165,6 +165,8 @@ const TIME_UNIT_NS: u64 = 64;
 /// The success-rate estimate: bits 16–21, 0–63 for 0–1.
 const RATE_SHIFT: u32 = 16;
 const RATE_MAX: u32 = (1 << 6) - 1;
+/// Below this success rate (16/63 ≈ 25%) the budget is the floor: spins mostly lose, to a
+/// batching owner or to other spinners (module doc, "Budgets").
 const RATE_MIN: u32 = 16;
 /// A budget spans this many estimated mean holds: an exponential hold outlasts 4 means with
 /// probability e^-4 ≈ 2%.

@@ -101,29 +101,36 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// Unlocking a lock with no reader counted is detected and panics.
     #[inline]
     pub unsafe fn read_unlock(&self) {
-        // The common case in one CAS, this unlock's first access to the lock's line: the only
-        // reader, nothing else (module doc, "One transfer per unlock"). Release pairs with the
-        // next writer's Acquire.
-        let c = match self
-            .count
-            .compare_exchange(READER_BIAS, 0, Release, Relaxed)
-        {
-            Ok(_) => return,
+        const WHAT: &str = "read_unlock of a lock that is not read-locked";
+        if let Some(old) = self.release_unit(READER_BIAS, READER_MASK, WHAT) {
+            self.after_reader_release(old.wrapping_sub(READER_BIAS));
+        }
+    }
+
+    /// An unlock's release of one `unit` (a reader bias, or the writer bit) from `count`:
+    /// `None` when the common case's CAS (`count == unit` → 0, nobody else counted, no flag)
+    /// did it, else the count before the `fetch_sub` that did. The CAS is the unlock's first
+    /// access to the lock's line (module doc, "One transfer per unlock"); the value a failed
+    /// CAS returns is checked before anything is written (module doc, "Misuse": a count with
+    /// none of `held` is never modified; a second misuse racing the first is caught by the
+    /// RMW's old value and undone). Then one `fetch_sub`, not a CAS loop: under reader traffic
+    /// a loop retries on every other reader's add. Release pairs with the next acquirer's
+    /// Acquire.
+    #[inline(always)]
+    pub(super) fn release_unit(&self, unit: State, held: State, what: &str) -> Option<State> {
+        let c = match self.count.compare_exchange(unit, 0, Release, Relaxed) {
+            Ok(_) => return None,
             Err(c) => c,
         };
-        // Check before writing (module doc, "Misuse"): a lock with no reader counted is not
-        // modified. Then one fetch_sub, not a CAS loop: under reader traffic a CAS loop
-        // retries on every other reader's add.
-        if c & READER_MASK == 0 {
-            misuse("read_unlock of a lock that is not read-locked");
+        if c & held == 0 {
+            misuse(what);
         }
-        let old = self.count.fetch_sub(READER_BIAS, Release);
-        if old & READER_MASK == 0 {
-            // Another misused unlock took the last bias between our check and our RMW.
-            self.count.fetch_add(READER_BIAS, Relaxed);
-            misuse("read_unlock of a lock that is not read-locked");
+        let old = self.count.fetch_sub(unit, Release);
+        if old & held == 0 {
+            self.count.fetch_add(unit, Relaxed);
+            misuse(what);
         }
-        self.after_reader_release(old.wrapping_sub(READER_BIAS));
+        Some(old)
     }
 
     #[inline]

@@ -64,30 +64,14 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         if DEBUG_LOCKS {
             self.check_write_owner("write_unlock");
         }
-        // The owner hint goes first (a later writer stores its own), then the common case in
-        // one CAS: "write-locked, nothing else" -> 0. The store is this unlock's first access
-        // to the lock's line and fetches it for writing; a load first fetched it shared and
-        // the RMW then fetched it again (module doc, "One transfer per unlock").
+        // The owner hint goes first (a later writer stores its own; a misuse may clear a hint,
+        // never the count). The store fetches the lock's line for writing, so the release's
+        // CAS finds it here (module doc, "One transfer per unlock").
         self.owner.store(0, Relaxed);
-        // Release pairs with the next acquirer's Acquire.
-        let old = match self
-            .count
-            .compare_exchange(WRITER_LOCKED, 0, Release, Relaxed)
-        {
-            Ok(_) => return,
-            Err(c) => c,
+        const WHAT: &str = "write_unlock of a lock that is not write-locked";
+        let Some(old) = self.release_unit(WRITER_LOCKED, WRITER_LOCKED, WHAT) else {
+            return;
         };
-        // Check before writing the count: a count that is not write-locked is never modified,
-        // so no other thread sees it corrupted by a misuse (only the holder clears the bit).
-        if old & WRITER_LOCKED == 0 {
-            misuse("write_unlock of a lock that is not write-locked");
-        }
-        let old = self.count.fetch_sub(WRITER_LOCKED, Release);
-        if old & WRITER_LOCKED == 0 {
-            // Another misused unlock cleared the bit between our check and our RMW.
-            self.count.fetch_add(WRITER_LOCKED, Relaxed);
-            misuse("write_unlock of a lock that is not write-locked");
-        }
         if old & (WAITERS | WOKEN) == WAITERS {
             self.wake();
         }
