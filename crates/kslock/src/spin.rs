@@ -188,7 +188,11 @@ impl SpinStats {
     /// Replaces the estimate bits, leaving the admission count alone (a CAS loop: admissions
     /// change the low bits concurrently).
     fn set_estimates(&self, time: u32, rate: u32) {
-        let est = time.min(TIME_MAX) << TIME_SHIFT | rate.min(RATE_MAX) << RATE_SHIFT;
+        self.set_estimate_bits(time.min(TIME_MAX) << TIME_SHIFT | rate.min(RATE_MAX) << RATE_SHIFT);
+    }
+
+    /// Replaces bits 16–31 with those of `est` (its low 16 bits are 0).
+    fn set_estimate_bits(&self, est: u32) {
         let mut w = self.0.load(Relaxed);
         while let Err(x) =
             self.0
@@ -241,16 +245,14 @@ impl SpinStats {
         if !crate::ablate::on(crate::ablate::Mech::CensoredBudget) {
             // The old estimator: the average of successful spins (ns, bits 16–31), halved by
             // every spin that ran out of budget.
-            let avg = (self.0.load(Relaxed) >> 16) as i32;
+            let (avg, took) = ((self.0.load(Relaxed) >> 16) as i64, took_ns as i64);
             let avg = match (avg, won) {
-                (0, true) => took_ns.min(0xFFFF) as i32,
-                (0, false) => (took_ns / 4) as i32,
-                (a, true) => ewma(a, took_ns.min(0xFFFF) as i32),
+                (0, true) => took,
+                (a, true) => a + (took - a) / 8,
+                (0, false) => took / 4,
                 (a, false) => a / 2,
             };
-            let v = (avg.max(1) as u32).min(0xFFFF);
-            // (The two estimate fields are the same 16 bits: bits 16–31 = v.)
-            return self.set_estimates(v >> 6, v & RATE_MAX);
+            return self.set_estimate_bits((avg.clamp(1, 0xFFFF) as u32) << 16);
         }
         let x = (took_ns as u64).div_ceil(TIME_UNIT_NS).min(TIME_MAX as u64) as i32;
         let r = if won { RATE_MAX as i32 } else { 0 };

@@ -210,8 +210,8 @@
 //!
 //! * Acquire: the read fast-path add, the write CASes, the queue-path fresh `count` load, the
 //!   `mark_wake` head-bias add; each pairs with the Release of the unlock RMW (`read_unlock`
-//!   CAS or sub, `write_unlock` CAS or sub, `downgrade` add) that it reads from or follows in `count`'s RMW
-//!   chain.
+//!   CAS or sub, `write_unlock` CAS or sub, `downgrade` add) that it reads from or follows in
+//!   `count`'s RMW chain.
 //! * A reader grant (`Waiter::state = GRANTED`, Release) pairs with the waiter's Acquire load;
 //!   the waker read `count` with Acquire first, so the previous writer's data is visible.
 //! * `WAITERS` is set with Relaxed RMWs: `count`'s modification order alone decides whether an
