@@ -12,7 +12,12 @@
 //! * the worst p99.9 acquisition wait of kslock's cells (and of the peers' at the same thread
 //!   count);
 //! * CPU time per operation against the best peer's (geometric mean and worst), and the CPUs
-//!   each kept busy.
+//!   each kept busy;
+//! * the *ceiling*: the geometric mean at threads ≥ 8 of the cell's bound (`bound_kops`: the
+//!   best 1-thread rate with reads in parallel and writes serialised, [`crate::results`]) ÷
+//!   the best peer, the score a lock that reached the bound in every cell would get. On a
+//!   machine with few CPUs the peers come close to the bound, and the ceiling says how much a
+//!   score target can ask there.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -57,6 +62,13 @@ pub struct ScoreCell {
     pub cpu_ratio: f64,
     pub cpus_busy: f64,
     pub peer_cpus_busy: f64,
+    /// The cell's bound ÷ peer_kops (NaN without a bound; absent in older results).
+    #[serde(with = "nan_null", default = "nan")]
+    pub ceiling: f64,
+}
+
+fn nan() -> f64 {
+    f64::NAN
 }
 
 /// One family's summary (module doc).
@@ -88,6 +100,9 @@ pub struct Family {
     pub cpu_ratio_geomean: f64,
     #[serde(with = "nan_null")]
     pub cpu_ratio_worst: f64,
+    /// Geometric mean of the cells' `ceiling` at threads ≥ 8 (module doc).
+    #[serde(with = "nan_null", default = "nan")]
+    pub ceiling_8: f64,
 }
 
 /// Every family of a run.
@@ -192,6 +207,13 @@ impl Scoreboard {
                 "  geo-mean {:.2}x (threads ≥ 2), {:.2}x (threads ≥ 8); worst {worst}; won {}/{}",
                 f.geomean_2, f.geomean_8, f.won, f.compared
             );
+            if f.ceiling_8.is_finite() {
+                let _ = writeln!(
+                    s,
+                    "  ceiling (each cell's bound ÷ best peer, geo-mean at threads ≥ 8): {:.2}x",
+                    f.ceiling_8
+                );
+            }
             let _ = writeln!(
                 s,
                 "  STARVED at 8+ threads: kslock {}/{}, peers {}/{}; worst p99.9 wait {:.2} ms ({} thr, cs {})",
@@ -252,6 +274,7 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         worst_p999_cs: 0,
         cpu_ratio_geomean: f64::NAN,
         cpu_ratio_worst: f64::NAN,
+        ceiling_8: f64::NAN,
     };
     for c in cells.iter().filter(in_family).filter(|c| c.lock == lock) {
         if c.wait_p999_ns > fam.worst_p999_ns {
@@ -292,6 +315,11 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
             },
             cpus_busy: c.cpus_busy,
             peer_cpus_busy: best.cpus_busy,
+            ceiling: if c.bound_kops > 0.0 {
+                c.bound_kops / best.kops
+            } else {
+                f64::NAN
+            },
         });
     }
     if fam.cells.is_empty() {
@@ -307,6 +335,12 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
     fam.compared = fam.cells.len();
     fam.won = fam.cells.iter().filter(|c| c.score >= 1.0).count();
     fam.cpu_ratio_geomean = geomean(fam.cells.iter().map(|c| c.cpu_ratio));
+    fam.ceiling_8 = geomean(
+        fam.cells
+            .iter()
+            .filter(|c| c.threads >= 8)
+            .map(|c| c.ceiling),
+    );
     fam.cpu_ratio_worst = fam
         .cells
         .iter()
@@ -334,6 +368,8 @@ mod tests {
         ];
         cells[3].starved = true;
         cells[3].wait_p999_ns = 9_000_000;
+        // No bound at 2 threads; at 8 threads the bound is 1.2 × the best peer.
+        cells[3].bound_kops = 120.0;
         let sb = Scoreboard::of(&cells);
         assert_eq!(sb.families.len(), 1);
         let f = &sb.families[0];
@@ -346,7 +382,10 @@ mod tests {
         assert_eq!((f.starved, f.starved_checked), (1, 1));
         assert_eq!(f.worst_p999_ns, 9_000_000);
         assert_eq!(f.cells[0].best_peer, "pthread-mutex");
+        assert!(f.cells[0].ceiling.is_nan());
+        assert!((f.ceiling_8 - 1.2).abs() < 1e-12);
         let t = sb.to_text(3);
+        assert!(t.contains("threads ≥ 8): 1.20x"), "{t}");
         assert!(t.contains("0.50x!"), "{t}");
         assert!(t.contains("won 1/2"), "{t}");
     }
