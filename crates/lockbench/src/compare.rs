@@ -63,7 +63,7 @@ pub fn matched(old: &Report, new: &Report) -> (Vec<Row>, usize, usize) {
 pub use crate::scoreboard::geomean;
 
 /// How many rows [`family_rows`] gives.
-const FAMILY_ROWS: usize = 7;
+const FAMILY_ROWS: usize = 8;
 
 /// One family's scoreboard as (row name, value) pairs, in the order `compare` prints them.
 fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
@@ -73,6 +73,7 @@ fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
     [
         ("geo-mean, threads ≥ 2", format!("{:.2}x", f.geomean_2)),
         ("geo-mean, threads ≥ 8", format!("{:.2}x", f.geomean_8)),
+        ("ceiling, threads ≥ 8", format!("{:.2}x", f.ceiling_8)),
         ("worst cell", worst),
         ("cells won", format!("{}/{}", f.won, f.compared)),
         (
@@ -245,10 +246,12 @@ mod tests {
             sample_cell("kslock-mutex", 8, 150.0),
             sample_cell("std-mutex", 8, 100.0),
         ];
+        new.cells[0].bound_kops = 200.0;
         let mut buf = Vec::new();
         write_scoreboards(&mut buf, &old, &new).unwrap();
         let s = String::from_utf8(buf).unwrap();
         assert!(s.contains("0.50x → 1.50x"), "{s}");
         assert!(s.contains("0/1 → 1/1"), "{s}");
+        assert!(s.contains("NaNx → 2.00x"), "{s}");
     }
 }
