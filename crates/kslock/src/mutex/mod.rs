@@ -181,6 +181,22 @@
 //! worse at CS load 20/100 (max/min 3.2–5.3 vs 1.8–2.8); an unlocker that woke the head
 //! skipping its next spin: no change.
 //!
+//! Tried and dropped (session 10): an **early baton**. A lock-events build that times the
+//! handover (96 threads, CS load 100, 7.3k windows a second of ≈ 125 µs) found the unlocker
+//! spending 4.6–5.0 µs in the baton's wake syscall while it still holds the lock, and the new
+//! owner 4.0–5.7 µs in `pickup_yield`. The variant let the due head wake the waiter behind it
+//! (starting that waiter's window on a timer) while it waited awake for the handover, and
+//! skip the pick-up yield once that waiter had gone back to sleep: with a yield after the
+//! early wake the pick-up yield fell to 0.4 µs and the time from the unlocker's handoff to
+//! the end of the pick-up from 12–14 µs to 7–8.5 µs, yet throughput did not follow
+//! (`KSLOCK_OFF` A/B, four alternated runs, `lockbench matrix --locks kslock-mutex --threads
+//! 8,32,96 --cs-load 1,20,100 --secs 0.6`: 0.96–1.02, geo-mean 0.99). Doing the early wake
+//! before asking for the handover instead reached 390 kops/s (glibc's rate) but let the
+//! owner batch for a scheduler slice (windows of 0.8–1.7 ms, max/min per-thread ops 15–30).
+//! The critical sections themselves run 6.4% longer at 96 threads than alone (6 817 vs
+//! 6 407 cycles for CS load 100, rdtsc around the pause loop; glibc's mutex: 6 487): the
+//! window timers and wakeups land on the owner's CPU.
+//!
 //! # Memory orderings
 //!
 //! * The lock CASes (fast path, `try_acquire`, the head's pick-up) are Acquire and pair with

@@ -249,6 +249,12 @@
 //! --threads 2,8,32,96 --cs-load 1,20 --outside-load 0,2 --read-pct 50,90 --secs 0.25`:
 //! 1.29–1.33× at CS load 1, outside load 2, 50% reads, but 0.80–1.06× at 90% reads there,
 //! 0.86–0.97× at CS load 20, max/min per-thread ops 3.6 vs 1.5 at 96 threads; geo-mean 0.99×.
+//! Also dropped (session 10): a writer that meets readers polling `count` with backed-off
+//! pauses (1, 2 … 32, ≈ 1.6 µs) for them to leave before its yield: binaries alternated,
+//! four runs each, `lockbench matrix --locks kslock-rwsem,parking-lot-rwlock --threads 2,8,32
+//! --cs-load 1,20 --read-pct 50,90 --secs 0.3`: 0.75–0.99×, geo-mean 0.91× (the polls pull
+//! the count's line from the readers, and a writer that gets in this way breaks the readers'
+//! run on their CPU).
 //!
 //! # Misuse
 //!
