@@ -192,7 +192,7 @@
 //! (`KSLOCK_OFF` A/B, four alternated runs, `lockbench matrix --locks kslock-mutex --threads
 //! 8,32,96 --cs-load 1,20,100 --secs 0.6`: 0.96–1.02, geo-mean 0.99). Doing the early wake
 //! before asking for the handover instead reached 390 kops/s (glibc's rate) but let the
-//! owner batch for a scheduler slice (windows of 0.8–1.7 ms, max/min per-thread ops 15–30).
+//! owner batch for a scheduler slice (windows of 0.8–1.7 ms, max/min per-thread ops 7–31).
 //! The critical sections themselves run 6.4% longer at 96 threads than alone (6 817 vs
 //! 6 407 cycles for CS load 100, rdtsc around the pause loop; glibc's mutex: 6 487): the
 //! window timers and wakeups land on the owner's CPU.
