@@ -51,6 +51,8 @@ events! {
     mutex_wait_timeout,
     /// A locker's quick poll (before the OSQ) took the mutex.
     mutex_quick_acquired,
+    /// Run-limit yields (a thread that released mutexes with waiters for a window maximum).
+    mutex_run_yield,
     /// Waiters already queued when a mutex locker queued (sum: ÷ mutex_queued = mean length).
     mutex_queued_behind,
     /// A wait_lock contender slept on it (spin budget spent).

@@ -2,7 +2,12 @@
 //!
 //! Method (the same for every lock and workload):
 //!
-//! 1. Spawn `threads` workers; all wait on a start barrier.
+//! 1. Spawn `threads` workers; each checks in and polls a start flag, yielding, until the
+//!    coordinator has seen all of them check in and raises it. (A `std::sync::Barrier` started
+//!    them one by one: its wakeups form a chain through its internal mutex, and once the first
+//!    workers ran, each next wakeup waited for a CPU among them; at 96 threads with work
+//!    outside the lock some workers started a second or more late, after the measurement, and
+//!    counted no operation, for every lock.)
 //! 2. Warm-up: workers run for `--warmup` seconds; nothing is recorded.
 //! 3. The coordinator (this thread, asleep otherwise) flips the phase to
 //!    MEASURE, reads every worker's cache-padded op counter and the clock,
@@ -21,8 +26,8 @@
 //! own, and the exclusion-check word on its own.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Barrier, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::locks::{BenchLock, CachePadded};
@@ -351,7 +356,9 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
     let phase = CachePadded(AtomicU32::new(WARMUP));
     let broken = CachePadded(AtomicBool::new(false));
     let first_error: Mutex<Option<String>> = Mutex::new(None);
-    let barrier = Barrier::new(n + 1);
+    // The start gate (module doc, step 1).
+    let ready = AtomicUsize::new(0);
+    let go = AtomicBool::new(false);
     let finished = AtomicUsize::new(0);
     let read_pct = u64::from(cfg.read_pct.min(100));
     let outside = cfg.outside_load;
@@ -359,7 +366,8 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
         for (tid, slot) in slots.iter().enumerate() {
-            let (phase, broken, first_error, barrier) = (&phase, &broken, &first_error, &barrier);
+            let (phase, broken, first_error) = (&phase, &broken, &first_error);
+            let (ready, go) = (&ready, &go);
             let finished = &finished;
             let pin = cfg.pin;
             let h = std::thread::Builder::new()
@@ -380,7 +388,12 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
                     let (mut r, mut wr, mut i) = (0u64, 0u64, 0u64);
                     let mut measuring = false;
                     let mut u0 = Usage::default();
-                    barrier.wait();
+                    ready.fetch_add(1, Relaxed);
+                    // Acquire pairs with the coordinator's Release (nothing is handed over but
+                    // the start itself).
+                    while !go.load(Acquire) {
+                        std::thread::yield_now();
+                    }
                     loop {
                         let ph = phase.load(Relaxed);
                         if ph != WARMUP {
@@ -429,7 +442,11 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
             handles.push(h);
         }
 
-        barrier.wait();
+        // (A worker that died before checking in counts as finished: do not wait for it.)
+        while ready.load(Relaxed) + finished.load(Relaxed) < n {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        go.store(true, Release);
         sleep_watch(cfg.warmup, &broken);
         let snapshot = || -> Vec<(u64, u64)> {
             slots

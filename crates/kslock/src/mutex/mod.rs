@@ -114,6 +114,37 @@
 //! operations 17.9 vs 3.5 (21 vs 4.5 over 1 s); more running threads win the polls than the
 //! window bounds, which covers only queued waiters.
 //!
+//! # Run limit
+//!
+//! A thread that releases mutexes while others wait in their queues and has not itself waited
+//! in kslock for longer than the window maximum (1 ms) yields once, right after such a
+//! release, with the lock free (`released_with_waiters`; switch `KSLOCK_OFF=run_limit`). The
+//! head's window ends on a timer, but a head whose timer fires on the CPU where the owner
+//! re-locks from its fast path, or where running threads keep winning the lock by polling and
+//! spinning, cannot run until the scheduler's tick preempts them: turns of 3–4 ms (README,
+//! known gaps) that nothing in the lock ended. The yield lets such a head run and ask for its
+//! handover; with nobody else runnable on the CPU it returns at once (≈ 0.5 µs a millisecond).
+//! Cost on the fast path: after a successful release CAS, one load of the wait list's word
+//! (the same cache line) and, when someone waits, a thread-local count; every 64th such
+//! release reads the clock (≈ 20 ns, a fraction of a ns each). The running time restarts at
+//! every kslock futex wait of the thread and after each such yield.
+//!
+//! A/B (`KSLOCK_OFF=run_limit`, the kslock mutex alone, runs alternated, medians, on ÷ off;
+//! max/min per-thread operations on / off):
+//!
+//! | command (runs per side) | cells | on ÷ off | max/min |
+//! |---|---|---|---|
+//! | `lockbench matrix --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --secs 1` (6) | all 12 | 0.98–1.01, geo-mean 0.995 | 96 threads, CS load 1 / 20 / 100: 2.5 / 1.5 / 1.5 vs 4.5 / 1.9 / 1.8 |
+//! | same with `--outside-load 0,100 --secs 0.6` (4) | outside load 100 | 0.97–1.15 | 96 threads, CS load 1 / 20 / 100: 3.0 / 16 / 3.1 vs 12 651 / 389 / 22 |
+//! | `lockbench workload random --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.4` (4) | all 24 | 0.96–1.19, geo-mean 1.007 | 96 threads, mean CS load 100 / outside 100: 12.9 vs 112; CS load 20: 2.3 vs 4.4 |
+//!
+//! (The outside-load spreads "off" include threads that started late, before lockbench's start
+//! gate replaced its barrier.) Uncontended lock + unlock (`lockbench matrix --locks
+//! parking-lot-mutex,kslock-mutex --threads 1 --cs-load 0 --secs 0.5 --repeat 3`, binaries
+//! alternated, four runs each): 5.75–5.83 ns with it, 5.55–5.68 ns before (parking_lot
+//! 5.61–5.95 ns). The test `mutex_run_limit` bounds the spread with
+//! 96 threads and work outside the lock.
+//!
 //! # No lost wakeup
 //!
 //! An unlock wakes a sleeping head only if its release CAS consumed `WAKE_HEAD`, or it hands
@@ -390,6 +421,8 @@ impl<P: MutexPolicy> RawMutex<P> {
                 .is_err()
         {
             self.unlock_slow(current(), fair);
+        } else if !self.list.is_empty() {
+            slow::released_with_waiters();
         }
     }
 
@@ -402,7 +435,12 @@ impl<P: MutexPolicy> RawMutex<P> {
         let me = current_word();
         // Release pairs with the Acquire of the next acquisition.
         match self.owner.compare_exchange(me, 0, Release, Relaxed) {
-            Ok(_) => true,
+            Ok(_) => {
+                if !self.list.is_empty() {
+                    slow::released_with_waiters();
+                }
+                true
+            }
             Err(o) if owner_of(o) == me => {
                 self.unlock_slow(current(), false);
                 true

@@ -60,13 +60,16 @@ use core::ptr;
 mod pool;
 #[cfg(not(kslock_loom))]
 pub(crate) use pool::{
-    by_id, current, current_word, forked, is_dead, records_created, slow_enter, try_by_id,
+    by_id, count_run_check, current, current_word, forked, is_dead, records_created, slow_enter,
+    try_by_id,
 };
 
 #[cfg(kslock_loom)]
 mod loom_pool;
 #[cfg(kslock_loom)]
-pub(crate) use loom_pool::{by_id, current, current_word, forked, is_dead, slow_enter, try_by_id};
+pub(crate) use loom_pool::{
+    by_id, count_run_check, current, current_word, forked, is_dead, slow_enter, try_by_id,
+};
 
 /// Parker: no token.
 const EMPTY: u32 = 0;
@@ -351,6 +354,9 @@ pub(crate) struct ThreadRec {
     /// Feature `lock-events`: when this thread last picked up a handed-over lock (the start of
     /// its fairness window, for the window-length event); 0 = none (only the thread itself).
     window_start: AtomicU64,
+    /// When the thread was first seen releasing a mutex with waiters since its last kslock
+    /// wait, ns; 0 = not since (only the thread itself, and its futex waits reset it).
+    running_since: AtomicU64,
     /// The wait node.
     waiter: Waiter,
     /// OSQ node used by `Packed` queues.
@@ -377,6 +383,7 @@ impl ThreadRec {
                 waiter_busy: AtomicU32::new(0),
                 handed_off: AtomicUsize::new(0),
                 window_start: AtomicU64::new(0),
+                running_since: AtomicU64::new(0),
                 waiter: Waiter::new(),
                 osq_packed: PackedNode {
                     next: AtomicU32::new(0),
@@ -440,6 +447,24 @@ impl ThreadRec {
         mine
     }
 
+    /// Since when (ns) has this thread released locks with waiters without waiting in kslock?
+    /// Starts the count at `now` if it was not running (only the thread itself).
+    #[inline]
+    pub(crate) fn running_since(&self, now: u64) -> u64 {
+        let t = self.running_since.load(Relaxed);
+        if t == 0 {
+            self.running_since.store(now, Relaxed);
+            return now;
+        }
+        t
+    }
+
+    /// Restarts the count of [`running_since`](Self::running_since) (only the thread itself).
+    #[inline]
+    pub(crate) fn reset_running_since(&self, now: u64) {
+        self.running_since.store(now, Relaxed);
+    }
+
     /// Records the start of this thread's window (event counting; only the thread itself).
     #[inline]
     pub(crate) fn set_window_start(&self, t: u64) {
@@ -471,6 +496,7 @@ impl ThreadRec {
         self.parked.store(1, Relaxed);
         let r = sys::futex_wait(word, expected, deadline);
         self.parked.store(0, Relaxed);
+        self.running_since.store(0, Relaxed);
         self.note_cpu();
         r
     }

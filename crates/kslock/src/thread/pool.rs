@@ -127,6 +127,18 @@ struct Me {
 thread_local! {
     static ME: Cell<Me> = const { Cell::new(Me { rec: ptr::null(), word: 0 }) };
     static RELEASE: Releaser = const { Releaser(Cell::new(0)) };
+    static RUN_CHECKS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts one release of a mutex with waiters by the calling thread; `true` every `every`-th
+/// (the mutex's run limit, module doc of [`crate::mutex`]).
+#[inline]
+pub(crate) fn count_run_check(every: u32) -> bool {
+    RUN_CHECKS.with(|c| {
+        let n = c.get().wrapping_add(1);
+        c.set(n);
+        n % every == 0
+    })
 }
 
 /// Without an exit key: puts the record on the exit list when the thread's thread-locals are
@@ -548,6 +560,30 @@ mod tests {
         ids.sort();
         ids.dedup_by_key(|x| x.0);
         assert_eq!(ids.len(), SEG_LEN + 8, "live threads never share a record");
+    }
+
+    #[test]
+    fn run_checks_come_every_nth_release_and_waits_restart_the_run() {
+        // The mutex's run limit: a thread-local count, due every `every`-th call.
+        let due: Vec<bool> = (0..8).map(|_| count_run_check(4)).collect();
+        assert_eq!(due.iter().filter(|d| **d).count(), 2, "{due:?}");
+        assert_eq!(
+            due.iter().position(|d| *d).map(|i| due[i + 4]),
+            Some(true),
+            "{due:?}"
+        );
+        // The running time starts at the first look and holds until a wait restarts it.
+        let me = current();
+        me.reset_running_since(0);
+        assert_eq!(me.running_since(1_000), 1_000);
+        assert_eq!(me.running_since(5_000), 1_000);
+        // A past deadline times out (after consuming a stale token, if the record had one).
+        while me.park(Some(0)).is_ok() {}
+        assert_eq!(
+            me.running_since(9_000),
+            9_000,
+            "a futex wait restarts the run"
+        );
     }
 
     #[test]
