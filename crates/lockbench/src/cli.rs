@@ -15,7 +15,7 @@ const AFTER_HELP: &str = "\
 Thread lists: comma-separated counts and ranges; A..B doubles from A and ends at B
 (1,2,4..96 = 1,2,4,8,16,32,64,96).
 
-Method: start barrier, warm-up, then the coordinator samples every thread's
+Method: start gate, warm-up, then the coordinator samples every thread's
 cache-padded op counter at two timestamps. Every critical section checks mutual
 exclusion; a violation aborts the run (exit 1).
 
