@@ -15,7 +15,8 @@
 //!   each kept busy;
 //! * the *ceiling*: the geometric mean at threads ≥ 8 of the cell's bound (`bound_kops`: the
 //!   best 1-thread rate with reads in parallel and writes serialised, [`crate::results`]) ÷
-//!   the best peer, the score a lock that reached the bound in every cell would get. On a
+//!   the best peer, the score a lock that reached the bound in every cell would get (cells
+//!   without work outside the lock only, where the bound is one). On a
 //!   machine with few CPUs the peers come close to the bound, and the ceiling says how much a
 //!   score target can ask there.
 
@@ -315,7 +316,8 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
             },
             cpus_busy: c.cpus_busy,
             peer_cpus_busy: best.cpus_busy,
-            ceiling: if c.bound_kops > 0.0 {
+            // (With work outside the lock the bound is no bound: that work runs in parallel.)
+            ceiling: if c.bound_kops > 0.0 && c.outside_load == 0 {
                 c.bound_kops / best.kops
             } else {
                 f64::NAN
@@ -383,6 +385,9 @@ mod tests {
         assert_eq!(f.worst_p999_ns, 9_000_000);
         assert_eq!(f.cells[0].best_peer, "pthread-mutex");
         assert!(f.cells[0].ceiling.is_nan());
+        let mut outside = cells.clone();
+        outside.iter_mut().for_each(|c| c.outside_load = 100);
+        assert!(Scoreboard::of(&outside).families[0].ceiling_8.is_nan());
         assert!((f.ceiling_8 - 1.2).abs() < 1e-12);
         let t = sb.to_text(3);
         assert!(t.contains("threads ≥ 8): 1.20x"), "{t}");
