@@ -142,8 +142,8 @@
 //! gate replaced its barrier.) Uncontended lock + unlock (`lockbench matrix --locks
 //! parking-lot-mutex,kslock-mutex --threads 1 --cs-load 0 --secs 0.5 --repeat 3`, binaries
 //! alternated, four runs each): 5.75–5.83 ns with it, 5.55–5.68 ns before (parking_lot
-//! 5.61–5.95 ns). The test `mutex_run_limit` bounds the spread with
-//! 96 threads and work outside the lock.
+//! 5.61–5.95 ns). The test `mutex_run_limit` bounds the spread with 96 threads and work
+//! outside the lock.
 //!
 //! # No lost wakeup
 //!
