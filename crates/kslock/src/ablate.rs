@@ -8,7 +8,7 @@
 //! | `pickup_yield` | the new owner yields once after picking up a handover | [`crate::mutex`] `picked_up` |
 //! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
 //! | `appointed_sleep` | a head appointed by a handover sleeps on its window without racing the new owner for the lock | [`crate::mutex`] `wait_in_queue` |
-//! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting yields once | [`crate::mutex`] `released_with_waiters` |
+//! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting yields once | [`crate::mutex`] `released` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |

@@ -118,7 +118,7 @@
 //!
 //! A thread that releases mutexes while others wait in their queues and has not itself waited
 //! in kslock for longer than the window maximum (1 ms) yields once, right after such a
-//! release, with the lock free (`released_with_waiters`; switch `KSLOCK_OFF=run_limit`). The
+//! release, with the lock free (`released`; switch `KSLOCK_OFF=run_limit`). The
 //! head's window ends on a timer, but a head whose timer fires on the CPU where the owner
 //! re-locks from its fast path, or where running threads keep winning the lock by polling and
 //! spinning, cannot run until the scheduler's tick preempts them: turns of 3–4 ms (README,
@@ -421,8 +421,8 @@ impl<P: MutexPolicy> RawMutex<P> {
                 .is_err()
         {
             self.unlock_slow(current(), fair);
-        } else if !self.list.is_empty() {
-            slow::released_with_waiters();
+        } else {
+            self.released();
         }
     }
 
@@ -436,9 +436,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         // Release pairs with the Acquire of the next acquisition.
         match self.owner.compare_exchange(me, 0, Release, Relaxed) {
             Ok(_) => {
-                if !self.list.is_empty() {
-                    slow::released_with_waiters();
-                }
+                self.released();
                 true
             }
             Err(o) if owner_of(o) == me => {

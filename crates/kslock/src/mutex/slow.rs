@@ -611,15 +611,18 @@ fn picked_up(me: &'static ThreadRec) {
     me.note_cpu();
 }
 
-/// The run limit (module doc, "Run limit"): called after a fast-path release of a mutex with
-/// waiters. Every [`RUN_CHECK_EVERY`]-th such release reads the clock; a thread that has
-/// released mutexes with waiters for longer than the fairness window's maximum without waiting
-/// in kslock yields once, with the lock released: a head whose window ended, runnable behind
-/// it on this CPU, runs and asks for its handover.
-#[inline]
-pub(super) fn released_with_waiters() {
-    if !cfg!(kslock_loom) && crate::thread::count_run_check(RUN_CHECK_EVERY) {
-        run_limit_check();
+impl<P: MutexPolicy> RawMutex<P> {
+    /// The run limit (module doc, "Run limit"), after a fast-path release by this thread: if
+    /// others wait, every [`RUN_CHECK_EVERY`]-th such release reads the clock; a thread that
+    /// has released mutexes with waiters for longer than the fairness window's maximum without
+    /// waiting in kslock yields once, with the lock released: a head whose window ended,
+    /// runnable behind it on this CPU, runs and asks for its handover. (Never under loom:
+    /// there `count_run_check` is never due.)
+    #[inline]
+    pub(super) fn released(&self) {
+        if !self.list.is_empty() && crate::thread::count_run_check(RUN_CHECK_EVERY) {
+            run_limit_check();
+        }
     }
 }
 
