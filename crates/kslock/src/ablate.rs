@@ -4,11 +4,9 @@
 //!
 //! | name | mechanism | where |
 //! |------|-----------|-------|
-//! | `baton` | the handing-off unlocker wakes the next head before the grant | [`crate::mutex`] `hand_off` |
-//! | `pickup_yield` | the new owner yields once after picking up a handover | [`crate::mutex`] `picked_up` |
+//! | `owner_turn` | the unlocker that hands a mutex over gives the new owner a turn, which the owner ends itself with a handover to the successor, awake by then (off: no turn; the due head asks with `HANDOFF`) | [`crate::mutex`] `turn` |
 //! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
-//! | `appointed_sleep` | a head appointed by a handover sleeps on its window without racing the new owner for the lock | [`crate::mutex`] `wait_in_queue` |
-//! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting yields once | [`crate::mutex`] `released` |
+//! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting, and without a turn, yields once | [`crate::mutex`] `release_checked` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
@@ -20,10 +18,9 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub(crate) enum Mech {
-    Baton = 1 << 0,
-    PickupYield = 1 << 1,
+    OwnerTurn = 1 << 0,
+    GrantWait = 1 << 1,
     SkipSpin = 1 << 2,
-    AppointedSleep = 1 << 3,
     PreQueueYield = 1 << 4,
     WriterYieldFirst = 1 << 5,
     QuickPoll = 1 << 6,
@@ -31,11 +28,10 @@ pub(crate) enum Mech {
     RunLimit = 1 << 8,
 }
 
-const NAMES: [(&str, Mech); 9] = [
-    ("baton", Mech::Baton),
-    ("pickup_yield", Mech::PickupYield),
+const NAMES: [(&str, Mech); 8] = [
+    ("grant_wait", Mech::GrantWait),
+    ("owner_turn", Mech::OwnerTurn),
     ("skip_spin", Mech::SkipSpin),
-    ("appointed_sleep", Mech::AppointedSleep),
     ("pre_queue_yield", Mech::PreQueueYield),
     ("writer_yield_first", Mech::WriterYieldFirst),
     ("quick_poll", Mech::QuickPoll),

@@ -53,6 +53,16 @@ events! {
     mutex_quick_acquired,
     /// Run-limit yields (a thread that released mutexes with waiters for a window maximum).
     mutex_run_yield,
+    /// A mutex owner's turn ended at one of its releases: it handed the lock over.
+    mutex_turn_end,
+    /// A turn's owner yielded once for a successor that still slept past the turn's end.
+    mutex_turn_yield,
+    /// A turn's successor started waiting awake for its grant.
+    mutex_succ_await,
+    /// A turn's successor got its grant while waiting awake.
+    mutex_succ_granted,
+    /// A turn's successor stopped waiting awake: the owner sleeps or last ran on its CPU.
+    mutex_succ_owner_off,
     /// Waiters already queued when a mutex locker queued (sum: ÷ mutex_queued = mean length).
     mutex_queued_behind,
     /// A wait_lock contender slept on it (spin budget spent).

@@ -259,6 +259,7 @@ use crate::thread::{current, current_word, OWNER_FLAGS};
 use crate::wait::{WaitList, WaitLock};
 
 mod slow;
+mod turn;
 
 /// The head waiter sleeps until an unlock wakes it.
 const WAKE_HEAD: u64 = 1 << 0;
@@ -410,9 +411,13 @@ impl<P: MutexPolicy> RawMutex<P> {
         self.release(true);
     }
 
-    /// The unlock fast path: one CAS from "held by me, no flags" to 0.
+    /// The unlock fast path: one CAS from "held by me, no flags" to 0. While others wait,
+    /// every few releases check the owner's turn first (`turn`): its end hands the lock over.
     #[inline]
     fn release(&self, fair: bool) {
+        if !fair && !self.list.is_empty() && turn::due_now() {
+            return self.release_checked();
+        }
         // Release pairs with the Acquire of the next acquisition.
         if fair
             || self
@@ -421,8 +426,6 @@ impl<P: MutexPolicy> RawMutex<P> {
                 .is_err()
         {
             self.unlock_slow(current(), fair);
-        } else {
-            self.released();
         }
     }
 
@@ -433,12 +436,13 @@ impl<P: MutexPolicy> RawMutex<P> {
     #[inline]
     pub fn unlock_if_owned(&self) -> bool {
         let me = current_word();
+        if owner_of(self.owner.load(Relaxed)) == me && !self.list.is_empty() && turn::due_now() {
+            self.release_checked();
+            return true;
+        }
         // Release pairs with the Acquire of the next acquisition.
         match self.owner.compare_exchange(me, 0, Release, Relaxed) {
-            Ok(_) => {
-                self.released();
-                true
-            }
+            Ok(_) => true,
             Err(o) if owner_of(o) == me => {
                 self.unlock_slow(current(), false);
                 true

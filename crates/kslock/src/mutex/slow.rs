@@ -1,6 +1,7 @@
 //! The mutex's contended paths: the trylock core, spinning, the waiting loop with the fairness
 //! window, and the unlock slow path. The state machine is in the module doc of [`super`].
 
+use super::turn::{self, Verdict};
 use super::{owner_of, RawMutex, FLAGS_MASK, HANDOFF, PICKUP, WAKE_HEAD};
 use crate::ablate::{self, Mech};
 use crate::chaos::{self, Site};
@@ -10,7 +11,7 @@ use crate::policy::{HandoffPolicy, MutexPolicy};
 use crate::spin::{Spin, Stop, PRE_QUEUE_YIELDS};
 use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
-use crate::thread::{owner_rec, Kind, ThreadRec, WaitSlot, Waiter, WakeQ};
+use crate::thread::{current, owner_rec, Kind, ThreadRec, Turn, WaitSlot, Waiter, WakeQ};
 
 /// `Waiter::state` of a mutex waiter the unlocker unlinked and named owner (`PICKUP`). (0: still
 /// waiting; the condvar's states 1 and 2 are never seen by the mutex's own waiters.)
@@ -194,8 +195,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
         // After handing this lock over, its new owner runs its fairness window: spinning for it
         // is futile, and the CPU is better given to the waiter that will be next.
-        let handed_off =
-            me.take_handed_off(self as *const Self as usize) && ablate::on(Mech::SkipSpin);
+        let handed_off = me.take_handed_off(self.addr()) && ablate::on(Mech::SkipSpin);
         if !handed_off && self.quick_poll(me) {
             count(Event::mutex_quick_acquired);
             return true;
@@ -285,28 +285,32 @@ impl<P: MutexPolicy> RawMutex<P> {
             // wait_lock held here.
             // Acquire pairs with `hand_off`'s Release: unlinked and named owner.
             if w.state.load(Acquire) == GRANTED {
-                return self.granted(me);
+                return self.granted(me, w);
             }
             let head = self.list.is_first(w);
             if head && !seen_head {
                 seen_head = true;
                 if w.head_at() == 0 {
-                    w.set_head_at(sys::now_ns());
+                    w.set_head_at(sys::now_ns().max(1));
                 } else {
                     // A handover made us head (`hand_off`): the lock rotates among waiters;
                     // sleep on the window, not until the next unlock.
                     lost = true;
-                    appointed = ablate::on(Mech::AppointedSleep);
+                    appointed = true;
                 }
             }
-            let due = head && self.due(w, lost);
+            // A turn's successor waits for the owner's handover rather than asking for it
+            // (below); it becomes due only when that wait fails.
+            let due = head && !(appointed && ablate::on(Mech::GrantWait)) && self.due(w, lost);
             if due {
                 count(Event::mutex_head_due);
             } else if head && lost {
                 count(Event::mutex_head_lost);
             }
-            // A handoff to us is picked up here, ordered by the wait_lock.
-            if self.try_acquire(me, due).is_ok() {
+            // A free lock is taken here by the head, unless a turn's successor whose turn has
+            // not come (module doc of [`turn`]): waiters further back wait for their turn, and a
+            // successor leaves the owner its turn. (A handover is picked up above, GRANTED.)
+            if head && (due || !appointed) && self.try_acquire(me, due).is_ok() {
                 break true;
             }
             let mut park_until = deadline;
@@ -319,7 +323,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                     // A pick-up (the Acquire in try_acquire read the handoff, which follows
                     // GRANTED) needs no wait_lock: the unlocker unlinked us.
                     if got && w.state.load(Relaxed) == GRANTED {
-                        picked_up(me);
+                        picked_up(me, self.addr(), w);
                         return true;
                     }
                     self.wait_lock.lock(me, &self.stats);
@@ -341,6 +345,28 @@ impl<P: MutexPolicy> RawMutex<P> {
                     // the previous head (PICKUP). Look again after a window.
                     let t = sys::now_ns().saturating_add(fairness::window_ns().0);
                     park_until = min_deadline(deadline, t);
+                    Arm::Armed
+                } else if lost && appointed {
+                    // The successor of a turn (module doc of [`turn`]): sleep until the turn
+                    // ends, then wait awake for the owner's handover, off the lock's line.
+                    let end = due_at(w);
+                    if sys::now_ns() >= end && !ablate::on(Mech::OwnerTurn) {
+                        // No turns (switched off): ask for the handover as a due head.
+                        appointed = false;
+                        continue;
+                    } else if sys::now_ns() >= end {
+                        self.wait_lock.unlock(me);
+                        let until = sys::now_ns().saturating_add(GRANT_WAIT_NS);
+                        if self.await_grant(me, w, deadline.map_or(until, |d| d.min(until))) {
+                            return true;
+                        }
+                        self.wait_lock.lock(me, &self.stats);
+                        // No handover in time: ask for it as a due head (HANDOFF).
+                        appointed = false;
+                        continue;
+                    }
+                    park_until = min_deadline(deadline, end);
+                    count(Event::mutex_window_sleep);
                     Arm::Armed
                 } else if lost {
                     // Busy: sleep until the window is due; the owner runs with no flag.
@@ -370,7 +396,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                 // Under the wait_lock no handoff to us can be in flight: take one that landed,
                 // else leave.
                 if w.state.load(Acquire) == GRANTED {
-                    return self.granted(me);
+                    return self.granted(me, w);
                 }
                 let got = self.try_acquire(me, false).is_ok();
                 if !got {
@@ -384,14 +410,54 @@ impl<P: MutexPolicy> RawMutex<P> {
         acquired
     }
 
+    /// A turn's successor waits awake for its grant (module doc of [`turn`]), polling its own
+    /// wait node, not the lock word, until `until` (wait_lock not held). Stops early when the
+    /// owner sleeps or last ran on this CPU (it cannot be running then: waiting here only keeps
+    /// it off its CPU). `true` = granted and picked up.
+    fn await_grant(&self, me: &'static ThreadRec, w: &Waiter, until: u64) -> bool {
+        let mut spin = Spin::for_grant(&self.stats, me, until.saturating_sub(sys::now_ns()));
+        let mut steps = 0u32;
+        count(Event::mutex_succ_await);
+        loop {
+            // Acquire pairs with `hand_off`'s Release of the grant.
+            if w.state.load(Acquire) == GRANTED {
+                let picked = self.try_acquire(me, false).is_ok();
+                debug_assert!(picked, "a granted waiter found no handoff");
+                picked_up(me, self.addr(), w);
+                count(Event::mutex_succ_granted);
+                return true;
+            }
+            // The owner's line is read only every OWNER_LOOK_EVERY steps (≈ 2 µs): each read
+            // fetches it from the owner's cache, which its next re-lock must then reclaim.
+            if steps % OWNER_LOOK_EVERY == 0 {
+                // (A free lock is the owner between two sections, or a handover in flight.)
+                let owner = owner_of(self.owner.load(Relaxed));
+                if owner != 0 && !owner_rec(owner).is_some_and(|r| spin.owner_running(r)) {
+                    count(Event::mutex_succ_owner_off);
+                    return false;
+                }
+            }
+            steps = steps.wrapping_add(1);
+            if spin.step().is_err() {
+                return false;
+            }
+        }
+    }
+
     /// The unlocker handed us the lock and unlinked us (wait_lock held, dropped here): pick it
     /// up.
-    fn granted(&self, me: &'static ThreadRec) -> bool {
+    fn granted(&self, me: &'static ThreadRec, w: &Waiter) -> bool {
         let picked = self.try_acquire(me, false).is_ok();
         debug_assert!(picked, "a granted waiter found no handoff");
         self.wait_lock.unlock(me);
-        picked_up(me);
+        picked_up(me, self.addr(), w);
         true
+    }
+
+    /// This mutex's address (the key of a thread's turn, [`turn`]).
+    #[inline]
+    fn addr(&self) -> usize {
+        self as *const Self as usize
     }
 
     /// Sets `WAKE_HEAD` if the lock is held (wait_lock held): `Free` if it is not (retry).
@@ -554,30 +620,36 @@ impl<P: MutexPolicy> RawMutex<P> {
         unsafe { self.list.remove(h) };
         let next = self.list.first();
         let mut baton = WakeQ::new();
-        if !next.is_null() {
+        if next.is_null() {
+            h.set_turn(Turn::default());
+        } else {
             // SAFETY: as above.
             let n = unsafe { &*next };
-            n.set_head_at(sys::now_ns());
+            // The next head's window is the new owner's turn (module doc of [`turn`]).
+            // (At least 1: 0 means "not head yet", and loom's clock stays at 0.)
+            n.set_head_at(sys::now_ns().max(1));
+            h.set_turn(if ablate::on(Mech::OwnerTurn) {
+                Turn {
+                    end: due_at(n),
+                    succ: n.rec().id(),
+                }
+            } else {
+                Turn::default()
+            });
             baton.push(n.rec());
         }
-        // Wake the next head before the grant (a syscall while we still hold the lock): it is
-        // then queued on a CPU when the new owner picks up, and the new owner yields once
-        // (`granted`), so it runs at once wherever it was queued (module doc of `hand_off`).
-        if ablate::on(Mech::Baton) {
-            baton.wake_all();
-        }
-        // Release: the grant and the unlink happen-before the pick-up, which reads the owner
-        // word with Acquire (in the waiter's try_acquire). Only the owner (we) and wait_lock
-        // holders (we) change an owned word's flags: a swap does.
+        // Release: the grant, the turn and the unlink happen-before the pick-up, which reads
+        // the owner word with Acquire (in the waiter's try_acquire). Only the owner (we) and
+        // wait_lock holders (we) change an owned word's flags: a swap does.
         h.state.store(GRANTED, Release);
         let o = self.owner.swap(rec.owner_word() | PICKUP, Release);
         debug_assert_eq!(owner_of(o), me.owner_word());
-        // Pushed last: woken first.
         wake.push(rec);
-        me.set_handed_off(self as *const Self as usize);
+        me.set_handed_off(self.addr());
         self.wait_lock.unlock(me);
+        // The new owner first (it usually waits awake: no syscall), then the next head, which
+        // sets its timer for the end of the new owner's turn (the baton).
         wake.wake_all();
-        // (Empty unless the baton mechanism is switched off: then the next head is woken here.)
         baton.wake_all();
     }
 
@@ -598,52 +670,46 @@ impl<P: MutexPolicy> RawMutex<P> {
     }
 }
 
-/// After picking up a handed-over lock: give the CPU away once, so that the next head, woken by
-/// the handover and possibly queued on this CPU, starts its turn now (it sees the lock busy and
-/// sleeps on its window timer within µs) instead of after this thread's scheduler slice.
-fn picked_up(me: &'static ThreadRec) {
+/// After picking up a handed-over lock: start the turn that came with it (`w`, [`turn`]).
+fn picked_up(me: &'static ThreadRec, lock: usize, w: &Waiter) {
     if cfg!(feature = "lock-events") {
         me.set_window_start(sys::now_ns());
     }
-    if ablate::on(Mech::PickupYield) {
-        crate::sync::yield_now();
-    }
+    turn::begin(me, lock, w.turn());
     me.note_cpu();
 }
 
 impl<P: MutexPolicy> RawMutex<P> {
-    /// The run limit (module doc, "Run limit"), after a fast-path release by this thread: if
-    /// others wait, every [`RUN_CHECK_EVERY`]-th such release reads the clock; a thread that
-    /// has released mutexes with waiters for longer than the fairness window's maximum without
-    /// waiting in kslock yields once, with the lock released: a head whose window ended,
-    /// runnable behind it on this CPU, runs and asks for its handover. (Never under loom:
-    /// there `count_run_check` is never due.)
-    #[inline]
-    pub(super) fn released(&self) {
-        if !self.list.is_empty() && crate::thread::count_run_check(RUN_CHECK_EVERY) {
-            run_limit_check();
+    /// A release with the owner's clock check (module doc of [`turn`]): at the end of its turn
+    /// the owner hands the lock to the head waiter; an owner without a turn that has run for
+    /// the window maximum without waiting in kslock releases and yields once (the run limit).
+    /// (Never under loom: there `turn::due_now` is never due.)
+    #[cold]
+    #[inline(never)]
+    pub(super) fn release_checked(&self) {
+        let me = current();
+        match turn::verdict(me, self as *const Self as usize) {
+            Verdict::HandOff => {
+                count(Event::mutex_turn_end);
+                self.unlock_slow(me, true)
+            }
+            v => {
+                // Release pairs with the Acquire of the next acquisition.
+                if self
+                    .owner
+                    .compare_exchange(me.owner_word(), 0, Release, Relaxed)
+                    .is_err()
+                {
+                    self.unlock_slow(me, false);
+                }
+                if v == Verdict::Yield {
+                    crate::sync::yield_now();
+                    me.reset_running_since(sys::now_ns());
+                }
+            }
         }
     }
 }
-
-#[cold]
-#[inline(never)]
-fn run_limit_check() {
-    if !ablate::on(Mech::RunLimit) {
-        return;
-    }
-    let me = crate::thread::current();
-    let now = sys::now_ns();
-    if now.saturating_sub(me.running_since(now)) >= fairness::window_ns().1 {
-        count(Event::mutex_run_yield);
-        crate::sync::yield_now();
-        me.reset_running_since(sys::now_ns());
-    }
-}
-
-/// How many releases of a mutex with waiters the run limit lets pass between two clock reads
-/// (≈ 20 ns each here): 64, a fraction of a ns per release, ≈ 2 µs apart at CS load 1.
-const RUN_CHECK_EVERY: u32 = 64;
 
 /// When the head `w` should ask for the handoff: its fairness window's end
 /// ([`fairness::handoff_at`]). The head sleeps until then; the timer's slack (50 µs by
@@ -661,6 +727,14 @@ fn due_at(w: &Waiter) -> u64 {
 const QUICK_POLLS: u32 = 16;
 const QUICK_MAX_PAUSES: u32 = 4;
 const QUICK_SAME_OWNER: u32 = 3;
+
+/// How long a turn's successor, awake at its turn's end, waits for the owner's handover before it
+/// asks for it with `HANDOFF`: a few of the owner's clock checks ([`turn::CHECK_NS`] apart).
+const GRANT_WAIT_NS: u64 = 4 * turn::CHECK_NS;
+
+/// A successor waiting for its grant looks at the lock word every this many steps (≈ 64
+/// pauses, ≈ 2 µs here).
+const OWNER_LOOK_EVERY: u32 = 64;
 
 /// The earlier of a user deadline (`None` = none) and a timer.
 fn min_deadline(deadline: Deadline, t: u64) -> Deadline {

@@ -40,6 +40,8 @@
 //! | `wake_next` | 0 = on no wake chain; `QUEUED \| next id` = on one (next 0 = last) | wakers ([`WakeQ`]) | the waker that queued it |
 //! | `waiter_busy` | 1 while the record's wait node is in use | the thread | the thread |
 //! | `handed_off` | the address of the last lock the thread handed over at unlock, or 0 | the thread | the thread (its next contended lock of that lock skips spinning) |
+//! | `turn_lock`, `turn_end`, `turn_succ`, `turn_yielded` | the mutex the thread holds a turn with (0 = none), the turn's end (ns), the successor's id, whether the owner yielded for its sleeping successor this turn | the thread (copied from its wait node at a pick-up) | the thread (`crate::mutex::turn`) |
+//! | `last_check` | when the thread last read its clock at a mutex release (ns) | the thread | the thread |
 //!
 //! # The wait node ([`Waiter`])
 //!
@@ -60,15 +62,16 @@ use core::ptr;
 mod pool;
 #[cfg(not(kslock_loom))]
 pub(crate) use pool::{
-    by_id, count_run_check, current, current_word, forked, is_dead, records_created, slow_enter,
-    try_by_id,
+    adapt_run_checks, by_id, count_run_check, current, current_word, forked, is_dead,
+    records_created, slow_enter, try_by_id,
 };
 
 #[cfg(kslock_loom)]
 mod loom_pool;
 #[cfg(kslock_loom)]
 pub(crate) use loom_pool::{
-    by_id, count_run_check, current, current_word, forked, is_dead, slow_enter, try_by_id,
+    adapt_run_checks, by_id, count_run_check, current, current_word, forked, is_dead, slow_enter,
+    try_by_id,
 };
 
 /// Parker: no token.
@@ -164,6 +167,19 @@ pub(crate) struct Waiter {
     queued_at: UnsafeCell<u64>,
     /// Monotonic ns when the waiter first saw itself at the head (0 = not yet).
     head_at: UnsafeCell<u64>,
+    /// mutex: the turn that comes with a handover to this waiter, written by the unlocker
+    /// before the grant.
+    turn: UnsafeCell<Turn>,
+}
+
+/// A mutex turn (`crate::mutex::turn`): what the unlocker that hands the lock over tells the
+/// new owner.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Turn {
+    /// When the turn ends (monotonic ns; 0 = no turn).
+    pub(crate) end: u64,
+    /// Record id of the successor (the head waiter after the handover; 0 = none).
+    pub(crate) succ: u32,
 }
 
 // SAFETY: the UnsafeCell fields follow the access discipline of the type doc (owner before
@@ -186,6 +202,7 @@ impl Waiter {
                 keep_handoff: UnsafeCell::new(false),
                 queued_at: UnsafeCell::new(0),
                 head_at: UnsafeCell::new(0),
+                turn: UnsafeCell::new(Turn { end: 0, succ: 0 }),
             }
         }
     }
@@ -216,6 +233,7 @@ impl Waiter {
         Self::set(&self.keep_handoff, false);
         Self::set(&self.queued_at, 0);
         Self::set(&self.head_at, 0);
+        Self::set(&self.turn, Turn::default());
     }
 
     /// The waiting thread's record.
@@ -282,6 +300,17 @@ impl Waiter {
     /// Records the moment the waiter saw itself at the head (wait_lock held).
     pub(crate) fn set_head_at(&self, t: u64) {
         Self::set(&self.head_at, t);
+    }
+
+    /// mutex: the turn handed over with the lock (the grantee, after the grant's Acquire).
+    pub(crate) fn turn(&self) -> Turn {
+        Self::get(&self.turn)
+    }
+
+    /// mutex: sets the turn handed over with the lock (the unlocker, wait_lock held, before
+    /// the grant's Release).
+    pub(crate) fn set_turn(&self, t: Turn) {
+        Self::set(&self.turn, t);
     }
 }
 
@@ -357,6 +386,14 @@ pub(crate) struct ThreadRec {
     /// When the thread was first seen releasing a mutex with waiters since its last kslock
     /// wait, ns; 0 = not since (only the thread itself, and its futex waits reset it).
     running_since: AtomicU64,
+    /// The thread's turn with a mutex (`crate::mutex::turn`): the mutex's address (0 = none),
+    /// the turn's end (ns) and the successor's record id; and when it last checked its clock
+    /// at a release (ns). Only the thread itself.
+    turn_lock: AtomicUsize,
+    turn_end: AtomicU64,
+    turn_succ: AtomicU32,
+    turn_yielded: AtomicU32,
+    last_check: AtomicU64,
     /// The wait node.
     waiter: Waiter,
     /// OSQ node used by `Packed` queues.
@@ -384,6 +421,11 @@ impl ThreadRec {
                 handed_off: AtomicUsize::new(0),
                 window_start: AtomicU64::new(0),
                 running_since: AtomicU64::new(0),
+                turn_lock: AtomicUsize::new(0),
+                turn_end: AtomicU64::new(0),
+                turn_succ: AtomicU32::new(0),
+                turn_yielded: AtomicU32::new(0),
+                last_check: AtomicU64::new(0),
                 waiter: Waiter::new(),
                 osq_packed: PackedNode {
                     next: AtomicU32::new(0),
@@ -463,6 +505,42 @@ impl ThreadRec {
     #[inline]
     pub(crate) fn reset_running_since(&self, now: u64) {
         self.running_since.store(now, Relaxed);
+    }
+
+    /// Sets this thread's mutex turn with the mutex at `lock` (0 = none)
+    /// (`crate::mutex::turn`; only the thread itself).
+    #[inline]
+    pub(crate) fn set_turn(&self, lock: usize, t: Turn) {
+        self.turn_lock.store(lock, Relaxed);
+        self.turn_end.store(t.end, Relaxed);
+        self.turn_succ.store(t.succ, Relaxed);
+        self.turn_yielded.store(0, Relaxed);
+    }
+
+    /// This thread's mutex turn: (lock address, turn) (only the thread itself).
+    #[inline]
+    pub(crate) fn turn(&self) -> (usize, Turn) {
+        (
+            self.turn_lock.load(Relaxed),
+            Turn {
+                end: self.turn_end.load(Relaxed),
+                succ: self.turn_succ.load(Relaxed),
+            },
+        )
+    }
+
+    /// Notes that the owner yielded once for its sleeping successor this turn; `false` if it
+    /// had already (only the thread itself).
+    #[inline]
+    pub(crate) fn turn_yield_once(&self) -> bool {
+        self.turn_yielded.swap(1, Relaxed) == 0
+    }
+
+    /// Notes a clock check at `now` and returns the time since the previous one (only the
+    /// thread itself).
+    #[inline]
+    pub(crate) fn note_check(&self, now: u64) -> u64 {
+        now.saturating_sub(self.last_check.swap(now, Relaxed))
     }
 
     /// Records the start of this thread's window (event counting; only the thread itself).

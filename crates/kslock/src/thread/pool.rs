@@ -127,17 +127,40 @@ struct Me {
 thread_local! {
     static ME: Cell<Me> = const { Cell::new(Me { rec: ptr::null(), word: 0 }) };
     static RELEASE: Releaser = const { Releaser(Cell::new(0)) };
-    static RUN_CHECKS: Cell<u32> = const { Cell::new(0) };
+    /// (releases left before the next clock check, releases between two checks)
+    static RUN_CHECKS: Cell<(u32, u32)> = const { Cell::new((1, 1)) };
 }
 
-/// Counts one release of a mutex with waiters by the calling thread; `true` every `every`-th
-/// (the mutex's run limit, module doc of [`crate::mutex`]).
+/// Counts one release of a mutex with waiters by the calling thread; `true` when the owner's
+/// clock check is due (module doc of `crate::mutex::turn`): every `every`-th such release,
+/// `every` set by [`adapt_run_checks`].
 #[inline]
-pub(crate) fn count_run_check(every: u32) -> bool {
+pub(crate) fn count_run_check() -> bool {
     RUN_CHECKS.with(|c| {
-        let n = c.get().wrapping_add(1);
-        c.set(n);
-        n % every == 0
+        let (left, every) = c.get();
+        if left <= 1 {
+            c.set((every, every));
+            true
+        } else {
+            c.set((left - 1, every));
+            false
+        }
+    })
+}
+
+/// After a clock check that came `since_ns` after the previous one: doubles or halves the
+/// releases between two checks so that they come about `target_ns` apart (1 ..= `max`).
+pub(crate) fn adapt_run_checks(since_ns: u64, target_ns: u64, max: u32) {
+    RUN_CHECKS.with(|c| {
+        let (left, every) = c.get();
+        let every = if since_ns < target_ns / 2 {
+            (every * 2).min(max)
+        } else if since_ns > target_ns * 2 {
+            (every / 2).max(1)
+        } else {
+            every
+        };
+        c.set((left.min(every), every));
     })
 }
 
@@ -565,13 +588,21 @@ mod tests {
     #[test]
     fn run_checks_come_every_nth_release_and_waits_restart_the_run() {
         // The mutex's run limit: a thread-local count, due every `every`-th call.
-        let due: Vec<bool> = (0..8).map(|_| count_run_check(4)).collect();
-        assert_eq!(due.iter().filter(|d| **d).count(), 2, "{due:?}");
+        // Checks spaced closer than half the target double the spacing, farther than twice
+        // the target halve it.
+        adapt_run_checks(0, 2_000, 4);
+        adapt_run_checks(0, 2_000, 4);
+        adapt_run_checks(0, 2_000, 4);
+        let due: Vec<bool> = (0..12).map(|_| count_run_check()).collect();
+        assert_eq!(due.iter().filter(|d| **d).count(), 3, "{due:?}");
         assert_eq!(
             due.iter().position(|d| *d).map(|i| due[i + 4]),
             Some(true),
             "{due:?}"
         );
+        adapt_run_checks(10_000, 2_000, 4);
+        let due: Vec<bool> = (0..8).map(|_| count_run_check()).collect();
+        assert_eq!(due.iter().filter(|d| **d).count(), 4, "{due:?}");
         // The running time starts at the first look and holds until a wait restarts it.
         let me = current();
         me.reset_running_since(0);

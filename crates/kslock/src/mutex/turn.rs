@@ -1,0 +1,107 @@
+//! Owner-timed turns: the owner of a handed-over mutex ends its own turn.
+//!
+//! When the lock rotates (module doc of [`super`], "Fairness"), each handover starts a
+//! **turn**: the new owner re-locks from its own cache until the turn ends, then hands the lock
+//! to the head waiter (the *successor*). The unlocker that makes a handover computes the new
+//! turn's end (the successor's fairness window, [`crate::fairness::handoff_at`]) and names the
+//! successor; it writes both into the grantee's wait node before the grant, and the grantee
+//! copies them into its record at the pick-up ([`begin`]).
+//!
+//! The owner checks its turn on its unlock fast path while anyone waits: every `every`-th such
+//! release it reads the clock ([`due_now`], a thread-local countdown) and decides ([`verdict`]).
+//! `every` adapts so that the checks come about [`CHECK_NS`] apart whatever the section length
+//! (one clock read, ≈ 23 ns, per ≈ 2 µs: ≈ 1% at the shortest sections).
+//!
+//! The successor sleeps on its window's timer and then waits awake for the handover, polling its
+//! own wait node, away from the lock's cache line. At the end of the turn the owner hands over
+//! if the successor is awake. If it still sleeps (its timer fires late: the timer's slack and a
+//! wakeup of an idle vCPU, ≈ 50 + 20–30 µs on the development VM), the owner goes on re-locking
+//! (the lock does not idle for a wakeup), yields once after [`YIELD_AFTER_NS`] in case the
+//! successor was woken onto this very CPU and waits behind it, and hands over regardless after
+//! [`SUCCESSOR_WAIT_NS`]. A turn therefore lasts its window plus the successor's timer lateness;
+//! the window minimum ([`crate::fairness`]) is sized with that in mind.
+//!
+//! Why the owner ends the turn and not the head (whose `HANDOFF` request stays as the backstop
+//! for owners without a turn): a head that wakes up to ask for the lock needs a CPU, and with all
+//! CPUs busy the scheduler often queues it behind the very owner it should interrupt, where it
+//! waits for the owner's time slice (≈ 1.1 ms here; `perf sched timehist`, 96 threads, CS load
+//! 100: 245 such waits in 0.5 s while the other CPU idled). The owner is running by definition.
+//!
+//! An owner without a turn (it took the lock without a handover while others wait) gets the
+//! **run limit** instead: after running for the window maximum without waiting in kslock it
+//! yields once, with the lock released (module doc of [`super`], "Run limit").
+//!
+//! All fields live in the owner's own [`ThreadRec`] and are touched only by that thread.
+
+use crate::fairness;
+use crate::sys;
+use crate::thread::{by_id, ThreadRec, Turn};
+
+/// The clock checks aim to come this far apart, ns: a turn ends at most about this late.
+pub(super) const CHECK_NS: u64 = 2_000;
+/// Largest `every` (releases between two clock checks): 256 releases of the shortest sections
+/// (≈ 30 ns each here) are ≈ 8 µs.
+const EVERY_MAX: u32 = 256;
+/// How long past its turn's end an owner re-locks before it yields once for a successor that
+/// still sleeps, ns: a timer's slack (50 µs, the kernel's default for normal threads) plus a
+/// wakeup of an idle vCPU (≈ 20–30 µs here).
+const YIELD_AFTER_NS: u64 = 80_000;
+/// How long past its turn's end an owner waits for a sleeping successor before it hands the lock
+/// over anyway (and wakes it), ns: twice [`YIELD_AFTER_NS`].
+const SUCCESSOR_WAIT_NS: u64 = 2 * YIELD_AFTER_NS;
+
+/// What the owner does at a checked release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Release as usual.
+    Release,
+    /// Hand the lock to the head waiter instead of releasing it: the turn is over.
+    HandOff,
+    /// Release, then yield once: the run limit of an owner without a turn, or a turn's owner
+    /// whose successor may be waiting behind it on its CPU.
+    Yield,
+}
+
+/// Starts this thread's turn `t` with the lock at `lock` (no turn if `t.end` is 0). At a
+/// pick-up.
+pub(super) fn begin(me: &ThreadRec, lock: usize, t: Turn) {
+    me.set_turn(if t.end == 0 { 0 } else { lock }, t);
+}
+
+/// Is a clock check due at this release of a lock with waiters? (A thread-local countdown.)
+#[inline]
+pub(super) fn due_now() -> bool {
+    crate::thread::count_run_check()
+}
+
+/// The check itself (module doc): hand over, yield, or release.
+#[cold]
+#[inline(never)]
+pub(super) fn verdict(me: &ThreadRec, lock: usize) -> Verdict {
+    let now = sys::now_ns();
+    crate::thread::adapt_run_checks(me.note_check(now), CHECK_NS, EVERY_MAX);
+    let (turn_lock, t) = me.turn();
+    if turn_lock == lock {
+        if now < t.end {
+            return Verdict::Release;
+        }
+        let over = now.saturating_sub(t.end);
+        if t.succ != 0 && by_id(t.succ).is_parked() && over < SUCCESSOR_WAIT_NS {
+            if over >= YIELD_AFTER_NS && me.turn_yield_once() {
+                crate::events::count(crate::events::Event::mutex_turn_yield);
+                return Verdict::Yield;
+            }
+            return Verdict::Release;
+        }
+        me.set_turn(0, Turn::default());
+        return Verdict::HandOff;
+    }
+    if !crate::ablate::on(crate::ablate::Mech::RunLimit) {
+        return Verdict::Release;
+    }
+    if now.saturating_sub(me.running_since(now)) >= fairness::window_ns().1 {
+        crate::events::count(crate::events::Event::mutex_run_yield);
+        return Verdict::Yield;
+    }
+    Verdict::Release
+}
