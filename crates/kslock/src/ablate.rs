@@ -5,6 +5,7 @@
 //! | name | mechanism | where |
 //! |------|-----------|-------|
 //! | `owner_turn` | the unlocker that hands a mutex over gives the new owner a turn, which the owner ends itself with a handover to the successor, awake by then (off: no turn; the due head asks with `HANDOFF`) | [`crate::mutex`] `turn` |
+//! | `grant_wait` | a turn's successor waits awake for the owner's handover, polling its own wait node (off: it asks with `HANDOFF` at the turn's end and polls the lock word) | [`crate::mutex`] `turn` |
 //! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
 //! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting, and without a turn, yields once | [`crate::mutex`] `release_checked` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |

@@ -61,13 +61,17 @@
 //!    sleeping thread would leave it idle for a whole wakeup.
 //!
 //! When the lock changes hands and others still wait, the next head is woken to start its own
-//! window: by the unlocker in a handover (before the grant, `baton`; the new owner then yields
-//! once, `pickup_yield`), or by a head that took the lock without one. The old owner, whose re-lock now fails, queues at the tail without
-//! spinning. So when threads outnumber CPUs the lock runs in windows: one thread
-//! re-locks from its own cache for a window while the others sleep, then ownership moves to the
-//! next in FIFO order. The bound: a waiter at queue position k gets the lock within
-//! k × (window + one critical section + one handover).
-//!
+//! window. After a handover that window is the new owner's **turn** (module doc of `turn`):
+//! the unlocker names the next head its *successor* and tells the new owner when the turn
+//! ends; the owner checks its clock at its releases and hands the lock over itself at the
+//! turn's end, to a successor that by then waits awake for it, polling its own wait node
+//! (`HANDOFF` stays the backstop when that wait fails). A head that took the lock without a
+//! handover wakes the next head itself. The old owner, whose re-lock now fails, queues at the
+//! tail without spinning. So when threads outnumber CPUs the lock runs in turns: one thread
+//! re-locks from its own cache for a window while the others sleep, then ownership moves to
+//! the next in FIFO order. The bound: a waiter at queue position k gets the lock within
+//! k × (window + the successor's timer lateness + one critical section + one handover).
+
 //! [`HandoffPolicy::FirstFailure`](crate::policy::HandoffPolicy::FirstFailure) (policy [`crate::policy::KernelHandoff`]) instead asks for
 //! the handoff as soon as the woken head loses once, as the kernel does: fair at µs scale, a
 //! handover per wakeup. [`RawMutex::unlock_fair`] hands off whenever anyone waits.
@@ -116,18 +120,19 @@
 //!
 //! # Run limit
 //!
-//! A thread that releases mutexes while others wait in their queues and has not itself waited
-//! in kslock for longer than the window maximum (1 ms) yields once, right after such a
-//! release, with the lock free (`released`; switch `KSLOCK_OFF=run_limit`). The
-//! head's window ends on a timer, but a head whose timer fires on the CPU where the owner
-//! re-locks from its fast path, or where running threads keep winning the lock by polling and
-//! spinning, cannot run until the scheduler's tick preempts them: turns of 3–4 ms (README,
-//! known gaps) that nothing in the lock ended. The yield lets such a head run and ask for its
-//! handover; with nobody else runnable on the CPU it returns at once (≈ 0.5 µs a millisecond).
-//! Cost on the fast path: after a successful release CAS, one load of the wait list's word
-//! (the same cache line) and, when someone waits, a thread-local count; every 64th such
-//! release reads the clock (≈ 20 ns, a fraction of a ns each). The running time restarts at
-//! every kslock futex wait of the thread and after each such yield.
+//! A thread that releases mutexes while others wait in their queues, holds no turn (it took
+//! the lock without a handover) and has not itself waited in kslock for longer than the window
+//! maximum (1 ms) yields once, right after such a release, with the lock free
+//! (`release_checked`, module doc of `turn`; switch `KSLOCK_OFF=run_limit`). The head's window
+//! ends on a timer, but a head whose timer fires on the CPU where the owner re-locks from its
+//! fast path, or where running threads keep winning the lock by polling and spinning, cannot
+//! run until the scheduler's tick preempts them: turns of 3–4 ms (README, known gaps) that
+//! nothing in the lock ended. The yield lets such a head run and ask for its handover; with
+//! nobody else runnable on the CPU it returns at once (≈ 0.5 µs a millisecond). Cost on the
+//! fast path: before the release CAS, one load of the wait list's word (the same cache line)
+//! and, when someone waits, a thread-local countdown; the clock is read about every 2 µs (the
+//! turn's checks, module doc of `turn`). The running time restarts at every kslock futex wait
+//! of the thread and after each such yield.
 //!
 //! A/B (`KSLOCK_OFF=run_limit`, the kslock mutex alone, runs alternated, medians, on ÷ off;
 //! max/min per-thread operations on / off):
@@ -164,14 +169,7 @@
 //!
 //! | switch | cell (threads, CS load) | on | off | on ÷ off | what it buys |
 //! |---|---|---|---|---|---|
-//! | `baton` | 96, 100 | 301, 309 (max/min 1.9, 2.7) | 376, 371 (19, 16) | 0.82× | fairness: the next head runs where the old owner leaves a CPU |
-//! | `baton` | 32, 20 | 1586, 1534 (1.4, 1.6) | 1867, 1880 (4.9, 4.0) | 0.83× | as above |
-//! | `pickup_yield` | 96, 100 | 301, 309 (1.9, 2.7) | 367, 370 (13, 12) | 0.83× | as above |
-//! | `pickup_yield` | 32, 20 | 1586, 1534 (1.4, 1.6) | 1870, 1859 (4.2, 6.6) | 0.83× | as above |
 //! | `skip_spin` | 96, 100 | 301, 309 (1.9, 2.7) | 303, 318 (4.0, 1.9) | 0.98× | less CPU per window, within noise |
-//! | `appointed_sleep` | 96, 1 | 29040, 28804 (8.3, 9.6) | 30843, 30931 (18, 28) | 0.94× | the rotation is not bypassed by the new head stealing |
-//! | `appointed_sleep` | 96, 20 | 1641, 1612 (2.3, 1.6) | 1564, 1536 (2.1, 3.5) | 1.05× | as above |
-//! | `appointed_sleep` | 96, 100 | 322, 324 (3.2, 3.5) | 302, 319 (3.4, 3.8) | 1.04× | as above |
 //!
 //!
 //! `pre_queue_yield`, on c529394 plus the change, two runs of each side alternated
@@ -186,10 +184,14 @@
 //! | outside 100, CS load 20, 8 / 32 / 96 threads | 1.30 / 1.36 / 1.43 (1.97 / 1.85 / 1.93 CPUs vs 1.52 / 1.40 / 1.29) |
 //! | outside 100, CS load 100, 8 / 32 / 96 threads | 1.56 / 1.28 / 1.20 (1.75 / 1.47 / 1.34 vs 1.20 / 1.20 / 1.21) |
 //!
-//! (`baton`, `pickup_yield`, `skip_spin` measured on 8837c79, before `appointed_sleep`.) The
-//! first two trade about 17% of the throughput of oversubscribed cells for the fairness bound:
-//! without them a handover's next head waits behind a running thread for a scheduler slice,
-//! and the windows of the threads that run lengthen.
+//! (`skip_spin` measured on 8837c79.) The turns (module doc of `turn`, switches `owner_turn`
+//! and `grant_wait`) replaced three earlier mechanisms, each measured in its time: the
+//! unlocker woke the next head before the grant (`baton`) and the new owner yielded once after
+//! its pick-up (`pickup_yield`), so that a next head queued on the owner's CPU ran at once
+//! (without them, max/min per-thread operations 12–19 instead of 1.9–2.7 at 96 threads, CS
+//! load 100, for 0.82–0.83× throughput); a head appointed by a handover slept on its window
+//! instead of racing the new owner (`appointed_sleep`, 0.94–1.05×). The turn keeps the
+//! fairness without the wake syscall under the lock or the yield.
 //!
 //! Tried and dropped (session 4): a head that takes the lock without a handover and wakes the
 //! next head yields once, so that a next head the scheduler queued behind it on its CPU starts
