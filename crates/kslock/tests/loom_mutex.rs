@@ -75,6 +75,45 @@ fn loom_mutex_fair_unlock_hands_off() {
     });
 }
 
+fn incr_fair(g: &Guarded) {
+    g.m.lock();
+    // SAFETY: under the mutex.
+    g.v.with_mut(|p| unsafe { *p += 1 });
+    // SAFETY: held by this thread.
+    unsafe { g.m.unlock_fair() };
+}
+
+#[test]
+fn loom_mutex_turn_successor_gets_its_grant() {
+    // Two lockers queue behind a holder; its fair unlock hands the lock to the first and makes
+    // the second the turn's successor, which waits awake for its grant (module doc of
+    // `kslock::mutex::turn`; windows are empty under loom) while the first's fair unlock hands
+    // the lock over: the grant is seen before the handover is complete.
+    loom::model(|| {
+        let g = Arc::new(Guarded {
+            m: M::new(),
+            v: UnsafeCell::new(0),
+        });
+        g.m.lock();
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let g = g.clone();
+                loom::thread::spawn(move || incr_fair(&g))
+            })
+            .collect();
+        // SAFETY: under the mutex.
+        g.v.with_mut(|p| unsafe { *p += 1 });
+        // SAFETY: held by this thread.
+        unsafe { g.m.unlock_fair() };
+        for h in hs {
+            h.join().unwrap();
+        }
+        // SAFETY: all threads joined.
+        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 3);
+        assert!(!g.m.is_locked() && !g.m.has_waiters());
+    });
+}
+
 #[test]
 fn loom_mutex_try_lock_spin_excludes() {
     loom::model(|| {

@@ -314,6 +314,9 @@ impl<P: MutexPolicy> RawMutex<P> {
                 break true;
             }
             let mut park_until = deadline;
+            // Set when the park below sleeps on a turn successor's timer (its lateness is
+            // measured).
+            let mut turn_timer = None;
             if head {
                 if due || (lost && !appointed) {
                     // Due: HANDOFF is asked; wait awake for the handover. Lost: the lock is busy
@@ -350,13 +353,18 @@ impl<P: MutexPolicy> RawMutex<P> {
                     // The successor of a turn (module doc of [`turn`]): sleep until the turn
                     // ends, then wait awake for the owner's handover, off the lock's line.
                     let end = due_at(w);
-                    if sys::now_ns() >= end && !ablate::on(Mech::OwnerTurn) {
+                    let now = sys::now_ns();
+                    if now >= end && !ablate::on(Mech::OwnerTurn) {
                         // No turns (switched off): ask for the handover as a due head.
                         appointed = false;
                         continue;
-                    } else if sys::now_ns() >= end {
+                    }
+                    // The timer is set early by its usual lateness (`turn::early_ns`), so
+                    // that the successor is awake at the turn's end.
+                    let wake = end.saturating_sub(turn::early_ns());
+                    if now >= wake && ablate::on(Mech::OwnerTurn) {
                         self.wait_lock.unlock(me);
-                        let until = sys::now_ns().saturating_add(GRANT_WAIT_NS);
+                        let until = now.max(end).saturating_add(GRANT_WAIT_NS);
                         if self.await_grant(me, w, deadline.map_or(until, |d| d.min(until))) {
                             return true;
                         }
@@ -365,7 +373,8 @@ impl<P: MutexPolicy> RawMutex<P> {
                         appointed = false;
                         continue;
                     }
-                    park_until = min_deadline(deadline, end);
+                    park_until = min_deadline(deadline, wake);
+                    turn_timer = park_until;
                     count(Event::mutex_window_sleep);
                     Arm::Armed
                 } else if lost {
@@ -384,6 +393,9 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             self.wait_lock.unlock(me);
             let r = me.park(park_until);
+            if r.is_err() && turn_timer.is_some() && turn_timer == park_until {
+                turn::note_lateness(sys::now_ns().saturating_sub(park_until.unwrap_or(0)));
+            }
             self.wait_lock.lock(me, &self.stats);
             // Woken by a token: an unlock or a handover. If we now fail, the lock is busy (sticky
             // for this wait: the head then sleeps on its window, not until the next unlock).
@@ -419,13 +431,14 @@ impl<P: MutexPolicy> RawMutex<P> {
         let mut steps = 0u32;
         count(Event::mutex_succ_await);
         loop {
-            // Acquire pairs with `hand_off`'s Release of the grant.
-            if w.state.load(Acquire) == GRANTED {
-                let picked = self.try_acquire(me, false).is_ok();
-                debug_assert!(picked, "a granted waiter found no handoff");
-                picked_up(me, self.addr(), w);
+            // `hand_off` stores the grant before it names us owner, both under the wait_lock:
+            // seen here, without it, the grant may precede the handover (the loom model
+            // `loom_mutex_turn_successor_gets_its_grant` finds that schedule). Taking the
+            // wait_lock waits the unlocker out; `granted` then picks the lock up.
+            if w.state.load(Relaxed) == GRANTED {
+                self.wait_lock.lock(me, &self.stats);
                 count(Event::mutex_succ_granted);
-                return true;
+                return self.granted(me, w);
             }
             // The owner's line is read only every OWNER_LOOK_EVERY steps (≈ 2 µs): each read
             // fetches it from the owner's cache, which its next re-lock must then reclaim.

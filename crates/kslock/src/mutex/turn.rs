@@ -63,6 +63,7 @@
 use crate::fairness;
 use crate::sys;
 use crate::thread::{by_id, ThreadRec, Turn};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The clock checks aim to come this far apart, ns: a turn ends at most about this late.
 pub(super) const CHECK_NS: u64 = 2_000;
@@ -76,6 +77,34 @@ const YIELD_AFTER_NS: u64 = 80_000;
 /// How long past its turn's end an owner waits for a sleeping successor before it hands the lock
 /// over anyway (and wakes it), ns: twice [`YIELD_AFTER_NS`].
 const SUCCESSOR_WAIT_NS: u64 = 2 * YIELD_AFTER_NS;
+
+/// How late a successor's turn timer fired, ns: an average over the last ≈ 8 such wakeups
+/// (weight 1/8), across the process (the timer's slack and the wakeup latency are facts of
+/// the machine and the scheduler, not of one lock). 0 until measured. A plain atomic, also
+/// under loom: a hint no protocol depends on (loom's clock never makes a timer late).
+static LATENESS_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Records that a successor's turn timer fired `late_ns` after it was due.
+pub(super) fn note_lateness(late_ns: u64) {
+    // Racing updates may lose one sample: a hint. Samples capped at `EARLY_MAX_NS` × 2, so one
+    // preempted wakeup cannot move the average far.
+    let late = late_ns.min(2 * EARLY_MAX_NS);
+    let old = LATENESS_NS.load(Relaxed);
+    LATENESS_NS.store(old - old / 8 + late / 8, Relaxed);
+}
+
+/// How early a successor sets its timer before its turn's end: the measured lateness, at most
+/// [`EARLY_MAX_NS`]. 0 when switched off (`KSLOCK_OFF=early_wake`).
+pub(super) fn early_ns() -> u64 {
+    if !crate::ablate::on(crate::ablate::Mech::EarlyWake) {
+        return 0;
+    }
+    LATENESS_NS.load(Relaxed).min(EARLY_MAX_NS)
+}
+
+/// The most a successor wakes before its turn's end, ns (it then waits awake that long):
+/// [`YIELD_AFTER_NS`], the lateness the owner's yield already allows for.
+const EARLY_MAX_NS: u64 = YIELD_AFTER_NS;
 
 /// What the owner does at a checked release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
