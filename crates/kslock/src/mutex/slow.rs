@@ -314,9 +314,6 @@ impl<P: MutexPolicy> RawMutex<P> {
                 break true;
             }
             let mut park_until = deadline;
-            // Set when the park below sleeps on a turn successor's timer (its lateness is
-            // measured).
-            let mut turn_timer = None;
             if head {
                 if due || (lost && !appointed) {
                     // Due: HANDOFF is asked; wait awake for the handover. Lost: the lock is busy
@@ -359,12 +356,9 @@ impl<P: MutexPolicy> RawMutex<P> {
                         appointed = false;
                         continue;
                     }
-                    // The timer is set early by its usual lateness (`turn::early_ns`), so
-                    // that the successor is awake at the turn's end.
-                    let wake = end.saturating_sub(turn::early_ns());
-                    if now >= wake && ablate::on(Mech::OwnerTurn) {
+                    if now >= end {
                         self.wait_lock.unlock(me);
-                        let until = now.max(end).saturating_add(GRANT_WAIT_NS);
+                        let until = now.saturating_add(GRANT_WAIT_NS);
                         if self.await_grant(me, w, deadline.map_or(until, |d| d.min(until))) {
                             return true;
                         }
@@ -373,8 +367,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                         appointed = false;
                         continue;
                     }
-                    park_until = min_deadline(deadline, wake);
-                    turn_timer = park_until;
+                    park_until = min_deadline(deadline, end);
                     count(Event::mutex_window_sleep);
                     Arm::Armed
                 } else if lost {
@@ -393,9 +386,6 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             self.wait_lock.unlock(me);
             let r = me.park(park_until);
-            if r.is_err() && turn_timer.is_some() && turn_timer == park_until {
-                turn::note_lateness(sys::now_ns().saturating_sub(park_until.unwrap_or(0)));
-            }
             self.wait_lock.lock(me, &self.stats);
             // Woken by a token: an unlock or a handover. If we now fail, the lock is busy (sticky
             // for this wait: the head then sleeps on its window, not until the next unlock).

@@ -59,11 +59,30 @@
 //! | same | CS load 1, 8 / 32 / 96 threads | 1.12 / 0.87 / 1.04 (parking_lot's own runs of those cells moved 0.93–1.03 between the two sides) |
 //! | same | 2 threads, and 8 threads CS load 20 / 100 | 0.92–1.03 |
 //! | `KSLOCK_OFF=grant_wait` (on ÷ off), same binary | all 12 | geo-mean 1.05; CS load 20 at 8 / 32 / 96 threads 1.06 / 1.08 / 1.10; CS load 1 0.996–1.24; CS load 100 0.99–1.01 |
+//!
+//! (The first two rows were measured with a successor that picked its grant up without the
+//! wait_lock, which could return without the lock: the runs where that happened panicked and
+//! are not counted; the fix adds one wait_lock round trip per turn.)
+//!
+//! Where a turn's time goes (lock-events build, `lockbench matrix --locks kslock-mutex --threads
+//! 96 --cs-load 20,100 --secs 1`): ≈ 2.7 / 12.5 turns per kop at CS load 20 / 100, turns of
+//! ≈ 250 µs (1 474 kops/s at CS load 20) against a window minimum of 2 spin caps (20–80 µs,
+//! [`crate::fairness`]); in 44–45% of the turns the owner yielded once for a successor still
+//! asleep 80 µs after the turn's end, and 53–54% of the successors that waited awake got their
+//! grant within the 8 µs wait, the rest asked with `HANDOFF`. The
+//! timer's lateness, not the window, sets the turn's length there, and with it the p99.9 wait
+//! at 96 threads (12–15 ms, README).
+//!
+//! Tried and dropped: an **early wake**, the successor's timer set early by the measured
+//! lateness of such timers (an average over ≈ 8 wakeups, at most 80 µs), waiting awake for
+//! the rest. Same A/B (`KSLOCK_OFF=early_wake`, four runs per side): geo-mean 1.00, p99.9 wait
+//! at 96 threads unchanged (14.2 vs 12.6 ms at CS load 20, 15.2 vs 14.2 at 100), max/min
+//! per-thread operations worse (3.0 vs 1.6, 2.6 vs 1.6): the successor's early spin took the
+//! CPU the woken and barging threads use.
 
 use crate::fairness;
 use crate::sys;
 use crate::thread::{by_id, ThreadRec, Turn};
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The clock checks aim to come this far apart, ns: a turn ends at most about this late.
 pub(super) const CHECK_NS: u64 = 2_000;
@@ -77,34 +96,6 @@ const YIELD_AFTER_NS: u64 = 80_000;
 /// How long past its turn's end an owner waits for a sleeping successor before it hands the lock
 /// over anyway (and wakes it), ns: twice [`YIELD_AFTER_NS`].
 const SUCCESSOR_WAIT_NS: u64 = 2 * YIELD_AFTER_NS;
-
-/// How late a successor's turn timer fired, ns: an average over the last ≈ 8 such wakeups
-/// (weight 1/8), across the process (the timer's slack and the wakeup latency are facts of
-/// the machine and the scheduler, not of one lock). 0 until measured. A plain atomic, also
-/// under loom: a hint no protocol depends on (loom's clock never makes a timer late).
-static LATENESS_NS: AtomicU64 = AtomicU64::new(0);
-
-/// Records that a successor's turn timer fired `late_ns` after it was due.
-pub(super) fn note_lateness(late_ns: u64) {
-    // Racing updates may lose one sample: a hint. Samples capped at `EARLY_MAX_NS` × 2, so one
-    // preempted wakeup cannot move the average far.
-    let late = late_ns.min(2 * EARLY_MAX_NS);
-    let old = LATENESS_NS.load(Relaxed);
-    LATENESS_NS.store(old - old / 8 + late / 8, Relaxed);
-}
-
-/// How early a successor sets its timer before its turn's end: the measured lateness, at most
-/// [`EARLY_MAX_NS`]. 0 when switched off (`KSLOCK_OFF=early_wake`).
-pub(super) fn early_ns() -> u64 {
-    if !crate::ablate::on(crate::ablate::Mech::EarlyWake) {
-        return 0;
-    }
-    LATENESS_NS.load(Relaxed).min(EARLY_MAX_NS)
-}
-
-/// The most a successor wakes before its turn's end, ns (it then waits awake that long):
-/// [`YIELD_AFTER_NS`], the lateness the owner's yield already allows for.
-const EARLY_MAX_NS: u64 = YIELD_AFTER_NS;
 
 /// What the owner does at a checked release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
