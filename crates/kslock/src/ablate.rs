@@ -6,7 +6,6 @@
 //! |------|-----------|-------|
 //! | `owner_turn` | the unlocker that hands a mutex over gives the new owner a turn, which the owner ends itself with a handover to the successor, awake by then (off: no turn; the due head asks with `HANDOFF`) | [`crate::mutex`] `turn` |
 //! | `grant_wait` | a turn's successor waits awake for the owner's handover, polling its own wait node (off: it asks with `HANDOFF` at the turn's end and polls the lock word) | [`crate::mutex`] `turn` |
-//! | `skip_spin` | an unlocker that handed the lock over queues without spinning at its next lock | [`crate::mutex`] `lock_contended` |
 //! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting, and without a turn, yields once | [`crate::mutex`] `release_checked` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
@@ -21,7 +20,6 @@
 pub(crate) enum Mech {
     OwnerTurn = 1 << 0,
     GrantWait = 1 << 1,
-    SkipSpin = 1 << 2,
     PreQueueYield = 1 << 4,
     WriterYieldFirst = 1 << 5,
     QuickPoll = 1 << 6,
@@ -29,10 +27,9 @@ pub(crate) enum Mech {
     RunLimit = 1 << 8,
 }
 
-const NAMES: [(&str, Mech); 8] = [
+const NAMES: [(&str, Mech); 7] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
-    ("skip_spin", Mech::SkipSpin),
     ("pre_queue_yield", Mech::PreQueueYield),
     ("writer_yield_first", Mech::WriterYieldFirst),
     ("quick_poll", Mech::QuickPoll),

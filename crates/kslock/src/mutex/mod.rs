@@ -162,15 +162,9 @@
 //!
 //! # Ablation (`KSLOCK_OFF`, [`crate::ablate`])
 //!
-//! Each switch A/B on the 2-vCPU development VM, kslock's mutex alone per process (the switch
-//! is per process), `KSLOCK_OFF=<name> lockbench matrix --locks kslock-mutex --threads T
-//! --cs-load C --secs 1 --warmup 0.2`, two runs each, interleaved with the default; kops/s
-//! and per-thread max/min operations ("on" is the default):
-//!
-//! | switch | cell (threads, CS load) | on | off | on ÷ off | what it buys |
-//! |---|---|---|---|---|---|
-//! | `skip_spin` | 96, 100 | 301, 309 (1.9, 2.7) | 303, 318 (4.0, 1.9) | 0.98× | less CPU per window, within noise |
-//!
+//! The switches: `owner_turn` and `grant_wait` (module doc of `turn`, with their A/B),
+//! `run_limit` and `quick_poll` (above), `pre_queue_yield`, `censored_budget`
+//! ([`crate::spin`]).
 //!
 //! `pre_queue_yield`, on c529394 plus the change, two runs of each side alternated
 //! (`KSLOCK_OFF=pre_queue_yield lockbench matrix --locks kslock-mutex --threads 2,8,32,96
@@ -184,14 +178,29 @@
 //! | outside 100, CS load 20, 8 / 32 / 96 threads | 1.30 / 1.36 / 1.43 (1.97 / 1.85 / 1.93 CPUs vs 1.52 / 1.40 / 1.29) |
 //! | outside 100, CS load 100, 8 / 32 / 96 threads | 1.56 / 1.28 / 1.20 (1.75 / 1.47 / 1.34 vs 1.20 / 1.20 / 1.21) |
 //!
-//! (`skip_spin` measured on 8837c79.) The turns (module doc of `turn`, switches `owner_turn`
-//! and `grant_wait`) replaced three earlier mechanisms, each measured in its time: the
+//! The turns (module doc of `turn`, switches `owner_turn` and `grant_wait`) replaced three
+//! earlier mechanisms, each measured in its time: the
 //! unlocker woke the next head before the grant (`baton`) and the new owner yielded once after
 //! its pick-up (`pickup_yield`), so that a next head queued on the owner's CPU ran at once
 //! (without them, max/min per-thread operations 12–19 instead of 1.9–2.7 at 96 threads, CS
 //! load 100, for 0.82–0.83× throughput); a head appointed by a handover slept on its window
 //! instead of racing the new owner (`appointed_sleep`, 0.94–1.05×). The turn keeps the
 //! fairness without the wake syscall under the lock or the yield.
+//!
+//! Dropped with the turns: **`skip_spin`**, an unlocker that handed the lock over queued at
+//! its next lock of it without spinning (0.98× on 8837c79, 96 threads, CS load 100: less CPU
+//! per window). With turns every turn ends in a handover, and each old owner that queued at
+//! once kept the queue long: with work outside the lock, where a spin mostly succeeds, the
+//! lock then rotated among sleepers and a CPU idled (lock events, 32 threads, CS load 100,
+//! `--outside-load 100`: 20 queueings and 16 handovers per kop against 0.7 and 0.1 without
+//! turns; 1.68 CPUs busy, 258 vs 331 kops/s). `KSLOCK_OFF=skip_spin` A/B with the turns
+//! (`lockbench matrix --locks kslock-mutex --threads 8,32,96 --cs-load 1,20,100
+//! --outside-load 0,100 --secs 0.4`, four runs per side alternated, on ÷ off): 0.70–0.80 at
+//! CS load 100 with outside load 100 (8–96 threads), 0.94–1.01 in the other outside-load
+//! cells, 0.97–1.05 without outside work; geo-mean 0.95. Turns without it against the
+//! baton and pick-up yield (binaries alternated, same command with 2–96 threads and
+//! parking_lot beside): 0.97–1.11 with outside load 100, 0.97–1.08 without at 8–96 threads
+//! (parking_lot's own cells moved 0.94–1.08 between the sides), 0.92–1.01 at 2 threads.
 //!
 //! Tried and dropped (session 4): a head that takes the lock without a handover and wakes the
 //! next head yields once, so that a next head the scheduler queued behind it on its CPU starts

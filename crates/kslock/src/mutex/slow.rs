@@ -193,43 +193,38 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             Err(_) => {}
         }
-        // After handing this lock over, its new owner runs its fairness window: spinning for it
-        // is futile, and the CPU is better given to the waiter that will be next.
-        let handed_off = me.take_handed_off(self.addr()) && ablate::on(Mech::SkipSpin);
-        if !handed_off && self.quick_poll(me) {
+        if self.quick_poll(me) {
             count(Event::mutex_quick_acquired);
             return true;
         }
-        if !handed_off {
-            // Spin; when the spin fails, give the CPU away and try again, up to
-            // PRE_QUEUE_YIELDS times, before queueing (module doc, "Yield before queueing").
-            // After a spin that ran out of budget on a running owner, go on only if the yield
-            // ran other threads: with nobody else to run on this CPU, yielding and spinning
-            // again only polls a batching owner's line.
-            let yielding = ablate::on(Mech::PreQueueYield);
-            let mut yields = 0;
-            loop {
-                let why = match self.try_optimistic_spin(me) {
-                    Ok(()) => {
-                        count(Event::mutex_spin_acquired);
-                        return true;
-                    }
-                    Err(why) => why,
-                };
-                if !yielding || yields == PRE_QUEUE_YIELDS {
-                    break;
-                }
-                yields += 1;
-                let t = sys::now_ns();
-                crate::sync::yield_now();
-                let ran_others = sys::now_ns().saturating_sub(t) >= yield_switched_ns();
-                if self.try_acquire(me, false).is_ok() {
-                    count(Event::mutex_yield_acquired);
+        // Spin; when the spin fails, give the CPU away and try again, up to
+        // PRE_QUEUE_YIELDS times, before queueing (module doc, "Yield before queueing").
+        // After a spin that ran out of budget on a running owner, go on only if the yield
+        // ran other threads: with nobody else to run on this CPU, yielding and spinning
+        // again only polls a batching owner's line.
+        let yielding = ablate::on(Mech::PreQueueYield);
+        let mut yields = 0;
+        loop {
+            let why = match self.try_optimistic_spin(me) {
+                Ok(()) => {
+                    count(Event::mutex_spin_acquired);
                     return true;
                 }
-                if why == Stop::Budget && !ran_others {
-                    break;
-                }
+                Err(why) => why,
+            };
+            if !yielding || yields == PRE_QUEUE_YIELDS {
+                break;
+            }
+            yields += 1;
+            let t = sys::now_ns();
+            crate::sync::yield_now();
+            let ran_others = sys::now_ns().saturating_sub(t) >= yield_switched_ns();
+            if self.try_acquire(me, false).is_ok() {
+                count(Event::mutex_yield_acquired);
+                return true;
+            }
+            if why == Stop::Budget && !ran_others {
+                break;
             }
         }
         count(Event::mutex_queued);
@@ -586,11 +581,8 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// asleep (it waited longer than the spin cap: the lock then idles for its wakeup, at most
     /// about one long critical section).
     ///
-    /// The next waiter becomes head here, and this thread, which is about to queue behind it
-    /// and give up its CPU (its re-lock skips spinning, `handed_off`), wakes it to start its
-    /// turn: a wakeup made by the thread that leaves a CPU finds that CPU for the woken thread,
-    /// where one made by the new owner, on a machine whose CPUs are all busy, queues the woken
-    /// thread behind a running one (measured: ≈ 400 µs on the 2-vCPU VM with 96 threads).
+    /// The next waiter becomes head here, the successor of the new owner's turn (module doc of
+    /// [`turn`]); this thread wakes it, after the new owner, to sleep on its turn's timer.
     fn hand_off(&self, me: &'static ThreadRec, fair: bool) {
         let _ = fair;
         count(Event::mutex_unlock_handoff);
@@ -648,7 +640,6 @@ impl<P: MutexPolicy> RawMutex<P> {
         let o = self.owner.swap(rec.owner_word() | PICKUP, Release);
         debug_assert_eq!(owner_of(o), me.owner_word());
         wake.push(rec);
-        me.set_handed_off(self.addr());
         self.wait_lock.unlock(me);
         // The new owner first (it usually waits awake: no syscall), then the next head, which
         // sets its timer for the end of the new owner's turn (the baton).

@@ -55,7 +55,7 @@
 //!
 //! | A/B | cells | ratio |
 //! |---|---|---|
-//! | turns (4c2982a) vs baton + pick-up yield (2a27d5b), binaries alternated | 32 / 96 threads, CS load 20 / 100 | 1.11 / 1.10, 1.08 / 1.06 (max/min 1.2–1.8 vs 1.3–1.8; p99.9 wait 4.5–14.2 vs 4.7–14.7 ms) |
+//! | turns (4c2982a, with `skip_spin`, since dropped: module doc of [`super`]) vs baton + pick-up yield (2a27d5b), binaries alternated | 32 / 96 threads, CS load 20 / 100 | 1.11 / 1.10, 1.08 / 1.06 (max/min 1.2–1.8 vs 1.3–1.8; p99.9 wait 4.5–14.2 vs 4.7–14.7 ms) |
 //! | same | CS load 1, 8 / 32 / 96 threads | 1.12 / 0.87 / 1.04 (parking_lot's own runs of those cells moved 0.93–1.03 between the two sides) |
 //! | same | 2 threads, and 8 threads CS load 20 / 100 | 0.92–1.03 |
 //! | `KSLOCK_OFF=grant_wait` (on ÷ off), same binary | all 12 | geo-mean 1.05; CS load 20 at 8 / 32 / 96 threads 1.06 / 1.08 / 1.10; CS load 1 0.996–1.24; CS load 100 0.99–1.01 |

@@ -39,7 +39,6 @@
 //! | `tid` | the kernel thread id of the record's thread | the pool (registration, fork child) | the pool (is the exited thread gone?) |
 //! | `wake_next` | 0 = on no wake chain; `QUEUED \| next id` = on one (next 0 = last) | wakers ([`WakeQ`]) | the waker that queued it |
 //! | `waiter_busy` | 1 while the record's wait node is in use | the thread | the thread |
-//! | `handed_off` | the address of the last lock the thread handed over at unlock, or 0 | the thread | the thread (its next contended lock of that lock skips spinning) |
 //! | `turn_lock`, `turn_end`, `turn_succ`, `turn_yielded` | the mutex the thread holds a turn with (0 = none), the turn's end (ns), the successor's id, whether the owner yielded for its sleeping successor this turn | the thread (copied from its wait node at a pick-up) | the thread (`crate::mutex::turn`) |
 //! | `last_check` | when the thread last read its clock at a mutex release (ns) | the thread | the thread |
 //!
@@ -377,9 +376,6 @@ pub(crate) struct ThreadRec {
     tid: AtomicU32,
     /// 1 while `waiter` is in use.
     waiter_busy: AtomicU32,
-    /// The address of the last lock this thread handed over at unlock (or 0): its next
-    /// contended lock of that lock queues without spinning (only the thread itself).
-    handed_off: AtomicUsize,
     /// Feature `lock-events`: when this thread last picked up a handed-over lock (the start of
     /// its fairness window, for the window-length event); 0 = none (only the thread itself).
     window_start: AtomicU64,
@@ -418,7 +414,6 @@ impl ThreadRec {
                 free_next: AtomicU32::new(0),
                 tid: AtomicU32::new(0),
                 waiter_busy: AtomicU32::new(0),
-                handed_off: AtomicUsize::new(0),
                 window_start: AtomicU64::new(0),
                 running_since: AtomicU64::new(0),
                 turn_lock: AtomicUsize::new(0),
@@ -469,24 +464,6 @@ impl ThreadRec {
         if self.cpu.load(Relaxed) != c {
             self.cpu.store(c, Relaxed);
         }
-    }
-
-    /// Notes that this thread just handed the lock at `lock` over to a waiter (only the thread
-    /// itself).
-    #[inline]
-    pub(crate) fn set_handed_off(&self, lock: usize) {
-        self.handed_off.store(lock, Relaxed);
-    }
-
-    /// Did this thread hand `lock` over at its last handoff? Clears the note (only the thread
-    /// itself).
-    #[inline]
-    pub(crate) fn take_handed_off(&self, lock: usize) -> bool {
-        let mine = self.handed_off.load(Relaxed) == lock;
-        if mine {
-            self.handed_off.store(0, Relaxed);
-        }
-        mine
     }
 
     /// Since when (ns) has this thread released locks with waiters without waiting in kslock?
