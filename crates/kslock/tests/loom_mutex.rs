@@ -22,11 +22,25 @@ unsafe impl Sync for Guarded {}
 unsafe impl Send for Guarded {}
 
 fn incr(g: &Guarded) {
+    incr_then_unlock(g, false);
+}
+
+fn incr_fair(g: &Guarded) {
+    incr_then_unlock(g, true);
+}
+
+fn incr_then_unlock(g: &Guarded, fair: bool) {
     g.m.lock();
     // SAFETY: under the mutex.
     g.v.with_mut(|p| unsafe { *p += 1 });
     // SAFETY: held by this thread.
-    unsafe { g.m.unlock() };
+    unsafe {
+        if fair {
+            g.m.unlock_fair()
+        } else {
+            g.m.unlock()
+        }
+    };
 }
 
 #[test]
@@ -73,14 +87,6 @@ fn loom_mutex_fair_unlock_hands_off() {
         assert_eq!(g.v.with_mut(|p| unsafe { *p }), 3);
         assert!(!g.m.is_locked() && !g.m.has_waiters());
     });
-}
-
-fn incr_fair(g: &Guarded) {
-    g.m.lock();
-    // SAFETY: under the mutex.
-    g.v.with_mut(|p| unsafe { *p += 1 });
-    // SAFETY: held by this thread.
-    unsafe { g.m.unlock_fair() };
 }
 
 #[test]
