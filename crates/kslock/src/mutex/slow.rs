@@ -642,7 +642,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         wake.push(rec);
         self.wait_lock.unlock(me);
         // The new owner first (it usually waits awake: no syscall), then the next head, which
-        // sets its timer for the end of the new owner's turn (the baton).
+        // sets its timer for the end of the new owner's turn.
         wake.wake_all();
         baton.wake_all();
     }
@@ -682,7 +682,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     #[inline(never)]
     pub(super) fn release_checked(&self) {
         let me = current();
-        match turn::verdict(me, self as *const Self as usize) {
+        match turn::verdict(me, self.addr()) {
             Verdict::HandOff => {
                 count(Event::mutex_turn_end);
                 self.unlock_slow(me, true)

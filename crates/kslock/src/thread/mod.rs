@@ -301,7 +301,8 @@ impl Waiter {
         Self::set(&self.head_at, t);
     }
 
-    /// mutex: the turn handed over with the lock (the grantee, after the grant's Acquire).
+    /// mutex: the turn handed over with the lock (the grantee, after the Acquire that sees the
+    /// handover, or under the wait_lock).
     pub(crate) fn turn(&self) -> Turn {
         Self::get(&self.turn)
     }
