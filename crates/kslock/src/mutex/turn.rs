@@ -78,7 +78,13 @@
 //! the rest. Same A/B (`KSLOCK_OFF=early_wake`, four runs per side): geo-mean 1.00, p99.9 wait
 //! at 96 threads unchanged (14.2 vs 12.6 ms at CS load 20, 15.2 vs 14.2 at 100), max/min
 //! per-thread operations worse (3.0 vs 1.6, 2.6 vs 1.6): the successor's early spin took the
-//! CPU the woken and barging threads use.
+//! CPU the woken and barging threads use. A **repeated yield**, the owner yielding at its
+//! turn's end and every 10 µs after while its successor still sleeps (instead of once at
+//! 80 µs): binaries alternated, four runs each, `lockbench matrix --locks
+//! kslock-mutex,parking-lot-mutex --threads 8,32,96 --cs-load 1,20,100 --secs 0.5`: 0.89–0.95
+//! at CS load 20/100 and 32–96 threads (parking_lot's own cells 0.89–1.34 between the sides:
+//! the VM changed phase during the runs), max/min per-thread operations at 96 threads, CS
+//! load 20, 2.9 vs 1.7; not adopted.
 
 use crate::fairness;
 use crate::sys;
