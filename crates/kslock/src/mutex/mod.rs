@@ -429,6 +429,13 @@ impl<P: MutexPolicy> RawMutex<P> {
         if !fair && !self.list.is_empty() && turn::due_now() {
             return self.release_checked();
         }
+        self.release_now(fair);
+    }
+
+    /// The release itself: the CAS to 0, or the slow path when it fails (flags set) or for a
+    /// fair unlock.
+    #[inline]
+    pub(super) fn release_now(&self, fair: bool) {
         // Release pairs with the Acquire of the next acquisition.
         if fair
             || self

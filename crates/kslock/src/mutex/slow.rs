@@ -346,12 +346,12 @@ impl<P: MutexPolicy> RawMutex<P> {
                     // ends, then wait awake for the owner's handover, off the lock's line.
                     let end = due_at(w);
                     let now = sys::now_ns();
-                    if now >= end && !ablate::on(Mech::OwnerTurn) {
-                        // No turns (switched off): ask for the handover as a due head.
-                        appointed = false;
-                        continue;
-                    }
                     if now >= end {
+                        if !ablate::on(Mech::OwnerTurn) {
+                            // No turns (switched off): ask for the handover as a due head.
+                            appointed = false;
+                            continue;
+                        }
                         self.wait_lock.unlock(me);
                         let until = now.saturating_add(GRANT_WAIT_NS);
                         if self.await_grant(me, w, deadline.map_or(until, |d| d.min(until))) {
@@ -685,17 +685,10 @@ impl<P: MutexPolicy> RawMutex<P> {
         match turn::verdict(me, self.addr()) {
             Verdict::HandOff => {
                 count(Event::mutex_turn_end);
-                self.unlock_slow(me, true)
+                self.release_now(true)
             }
             v => {
-                // Release pairs with the Acquire of the next acquisition.
-                if self
-                    .owner
-                    .compare_exchange(me.owner_word(), 0, Release, Relaxed)
-                    .is_err()
-                {
-                    self.unlock_slow(me, false);
-                }
+                self.release_now(false);
                 if v == Verdict::Yield {
                     crate::sync::yield_now();
                     me.reset_running_since(sys::now_ns());

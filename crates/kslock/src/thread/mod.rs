@@ -148,7 +148,10 @@ pub(crate) enum Kind {
 ///
 /// The owning thread fills it in before linking it (under the wait_lock); every other field
 /// access happens under the wait_lock of the list it is linked in, except `state`, which wakers
-/// publish with Release and the waiter reads with Acquire. All-zero is a valid unlinked node.
+/// publish with Release and the waiter reads with Acquire (or Relaxed, then takes the
+/// wait_lock: a mutex turn's successor), and the mutex's `turn`, which the grantee may read
+/// without the wait_lock after the Acquire that sees the handover (written before it, under
+/// the wait_lock). All-zero is a valid unlinked node.
 pub(crate) struct Waiter {
     pub(crate) next: UnsafeCell<*const Waiter>,
     pub(crate) prev: UnsafeCell<*const Waiter>,
