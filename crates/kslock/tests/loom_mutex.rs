@@ -21,6 +21,30 @@ unsafe impl Sync for Guarded {}
 // SAFETY: as above.
 unsafe impl Send for Guarded {}
 
+fn guarded() -> Arc<Guarded> {
+    Arc::new(Guarded {
+        m: M::new(),
+        v: UnsafeCell::new(0),
+    })
+}
+
+/// Two threads running `f` on `g`.
+fn spawn_two(g: &Arc<Guarded>, f: fn(&Guarded)) -> Vec<loom::thread::JoinHandle<()>> {
+    (0..2)
+        .map(|_| {
+            let g = g.clone();
+            loom::thread::spawn(move || f(&g))
+        })
+        .collect()
+}
+
+/// After every thread joined: `n` increments, and the mutex free with no waiter left.
+fn assert_done(g: &Guarded, n: usize) {
+    // SAFETY: all threads joined.
+    assert_eq!(g.v.with_mut(|p| unsafe { *p }), n);
+    assert!(!g.m.is_locked() && !g.m.has_waiters());
+}
+
 fn incr(g: &Guarded) {
     incr_then_unlock(g, false);
 }
@@ -46,23 +70,13 @@ fn incr_then_unlock(g: &Guarded, fair: bool) {
 #[test]
 fn loom_mutex_lock_unlock_three_threads() {
     loom::model(|| {
-        let g = Arc::new(Guarded {
-            m: M::new(),
-            v: UnsafeCell::new(0),
-        });
-        let hs: Vec<_> = (0..2)
-            .map(|_| {
-                let g = g.clone();
-                loom::thread::spawn(move || incr(&g))
-            })
-            .collect();
+        let g = guarded();
+        let hs = spawn_two(&g, incr);
         incr(&g);
         for h in hs {
             h.join().unwrap();
         }
-        // SAFETY: all threads joined.
-        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 3);
-        assert!(!g.m.is_locked() && !g.m.has_waiters());
+        assert_done(&g, 3);
     });
 }
 
@@ -70,10 +84,7 @@ fn loom_mutex_lock_unlock_three_threads() {
 fn loom_mutex_fair_unlock_hands_off() {
     // unlock_fair forces the handoff/PICKUP path whenever a waiter is queued.
     loom::model(|| {
-        let g = Arc::new(Guarded {
-            m: M::new(),
-            v: UnsafeCell::new(0),
-        });
+        let g = guarded();
         let g2 = g.clone();
         let h = loom::thread::spawn(move || incr(&g2));
         g.m.lock();
@@ -83,9 +94,7 @@ fn loom_mutex_fair_unlock_hands_off() {
         unsafe { g.m.unlock_fair() };
         incr(&g);
         h.join().unwrap();
-        // SAFETY: joined.
-        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 3);
-        assert!(!g.m.is_locked() && !g.m.has_waiters());
+        assert_done(&g, 3);
     });
 }
 
@@ -96,17 +105,9 @@ fn loom_mutex_turn_successor_gets_its_grant() {
     // `kslock::mutex::turn`; windows are empty under loom) while the first's fair unlock hands
     // the lock over: the grant is seen before the handover is complete.
     loom::model(|| {
-        let g = Arc::new(Guarded {
-            m: M::new(),
-            v: UnsafeCell::new(0),
-        });
+        let g = guarded();
         g.m.lock();
-        let hs: Vec<_> = (0..2)
-            .map(|_| {
-                let g = g.clone();
-                loom::thread::spawn(move || incr_fair(&g))
-            })
-            .collect();
+        let hs = spawn_two(&g, incr_fair);
         // SAFETY: under the mutex.
         g.v.with_mut(|p| unsafe { *p += 1 });
         // SAFETY: held by this thread.
@@ -114,19 +115,14 @@ fn loom_mutex_turn_successor_gets_its_grant() {
         for h in hs {
             h.join().unwrap();
         }
-        // SAFETY: all threads joined.
-        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 3);
-        assert!(!g.m.is_locked() && !g.m.has_waiters());
+        assert_done(&g, 3);
     });
 }
 
 #[test]
 fn loom_mutex_try_lock_spin_excludes() {
     loom::model(|| {
-        let g = Arc::new(Guarded {
-            m: M::new(),
-            v: UnsafeCell::new(0),
-        });
+        let g = guarded();
         let g2 = g.clone();
         let h = loom::thread::spawn(move || incr(&g2));
         if g.m.try_lock_spin() {
@@ -145,10 +141,7 @@ fn loom_mutex_timed_waiter_cancels_cleanly() {
     // A timed waiter times out (at once, under loom) while another thread holds and a third
     // waits untimed: the untimed waiter must still get the lock, and no flag may be left.
     loom::model(|| {
-        let g = Arc::new(Guarded {
-            m: M::new(),
-            v: UnsafeCell::new(0),
-        });
+        let g = guarded();
         let g2 = g.clone();
         let g3 = g.clone();
         let timed = loom::thread::spawn(move || {
@@ -161,9 +154,7 @@ fn loom_mutex_timed_waiter_cancels_cleanly() {
         incr(&g);
         timed.join().unwrap();
         untimed.join().unwrap();
-        // SAFETY: joined.
-        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 2);
-        assert!(!g.m.is_locked() && !g.m.has_waiters());
+        assert_done(&g, 2);
     });
 }
 
