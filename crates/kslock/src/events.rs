@@ -27,6 +27,10 @@ events! {
     mutex_lock_slow,
     /// An optimistic (OSQ) spin took the mutex.
     mutex_spin_acquired,
+    /// A mutex locker's optimistic spin ran out of budget on a running owner.
+    mutex_spin_budget,
+    /// A mutex locker's optimistic spin stopped: the owner (or OSQ predecessor) is off its CPU.
+    mutex_spin_offcpu,
     /// A locker whose spin failed took the mutex after a pre-queue yield.
     mutex_yield_acquired,
     /// A locker queued on the mutex.

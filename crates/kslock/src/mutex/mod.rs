@@ -239,6 +239,33 @@
 //! 6 407 cycles for CS load 100, rdtsc around the pause loop; glibc's mutex: 6 487): the
 //! window timers and wakeups land on the owner's CPU.
 //!
+//! Tried and dropped (session 12): four ways to keep the lock on one CPU where it changes
+//! hands faster than a line transfer (CS load 1). Lock events (`mutex_spin_budget`,
+//! `mutex_spin_offcpu`) at 96 threads, CS load 1: 2.7 slow paths per kop, 2.2 of them won by
+//! the OSQ spin (58% of spins), each a steal from a batching owner on the other CPU; in
+//! `lockbench workload random` at mean CS load 1 without outside work (8 and 32 threads,
+//! 0.72–0.74× parking_lot), 135–194 slow paths per kop, 49–95 won by the quick poll and 39–60
+//! by the spin. Each variant was measured as kslock ÷ parking_lot in the same run, medians of
+//! four runs per side alternated, each variant behind a temporary environment switch
+//! (`scripts/ab-ratio.py 4 "base,variant=<VAR>:<value>" -- matrix --locks
+//! kslock-mutex,parking-lot-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100
+//! --secs 0.5 --warmup 0.1`); the baseline's own CS-load-1 cells moved 0.85–0.98 between
+//! invocations:
+//!
+//! | variant | CS load 1, 8 / 32 / 96 thr | CS 100, outside 100, 8 / 32 / 96 thr | geo-mean, 24 cells |
+//! |---|---|---|---|
+//! | a spin that ran out of budget queues at once (no pre-queue yield) | 0.87 / 0.88 / 0.84 → 0.93 / 0.92 / 0.84 | 1.18 / 1.23 / 1.25 → 0.74 / 0.82 / 0.82 | 1.06 → 0.99 |
+//! | the spin stops when the same owner holds the lock again after a failed CAS | eff 0.86 / 0.83 / 0.82 → 0.65 / 0.61 / 0.63 (one lock-events run: 11–12 slow paths per kop instead of 0.5–2.7) | – | – |
+//! | the spinner takes a free lock only if it is still free 4 pauses later (≈ 110 ns, a line transfer) | 0.95 / 0.90 / 0.88 → 1.06 / 0.94 / 0.92; spin acquisitions at 96 thr 2.2 → 0.1 per kop | 1.17 / 1.16 / 1.18 → 1.18 / 1.24 / 1.13 | 1.054 → 1.068; `workload random` (same cells plus outside 10): 1.025 → 1.005, mean CS 100 / outside 10 1.20 → 1.10 |
+//! | a thread whose last yield ran another thread yields first (up to 4 times) before the quick poll and the spin | 0.98 / 0.85 / 0.82 → 0.97 / 1.00 / 1.00 (max/min at 96 thr 5.4 → 2.4, p99.9 10 → 3.7 ms); `workload random` mean CS 1, 8 / 32 thr: 0.72 / 0.74 → 0.95 / 1.01 (one run) | 1.17 / 1.18 / 1.25 → 0.86 / 0.92 / 0.91 | 1.057 → 1.034 |
+//!
+//! The last one is parking_lot's behaviour and fixes the CS-load-1 cells, but at CS load 100
+//! with outside work the spin wins 96% of the time (493 spin acquisitions per kop at 8
+//! threads) and yielding first gives that up. Gating it on the lock's spin statistics (a
+//! floor budget, or an estimated mean wait below the floor) or on an empty queue with no OSQ
+//! spinner kept the CS-100 loss (0.83–0.97; geo-mean 1.018–1.037). The signal that separates
+//! the two regimes is open (README, known gaps).
+//!
 //! # Memory orderings
 //!
 //! * The lock CASes (fast path, `try_acquire`, the head's pick-up) are Acquire and pair with

@@ -212,6 +212,11 @@ impl<P: MutexPolicy> RawMutex<P> {
                 }
                 Err(why) => why,
             };
+            count(if why == Stop::Budget {
+                Event::mutex_spin_budget
+            } else {
+                Event::mutex_spin_offcpu
+            });
             if !yielding || yields == PRE_QUEUE_YIELDS {
                 break;
             }

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""A/B of kslock variants against the peers in the same runs (issue 11, "ablation").
+
+usage: scripts/ab-ratio.py RUNS SIDES -- <lockbench arguments>
+
+SIDES: comma-separated "name=ENV:VAL;ENV2:VAL2@binary" (environment and binary optional;
+the binary defaults to target/release/lockbench), e.g. "base,off=KSLOCK_OFF:quick_poll".
+Runs every side RUNS times, alternating the order, and prints per cell the median over the
+runs of (kslock kops/s ÷ the best peer's kops/s in the same run), the per-run ratios, the
+median kops/s, max/min per-thread ops and p99.9 wait (ms), and the geo-mean of the medians.
+Comparing ratios within one run cancels most of the VM's slow and fast phases, which move
+every lock's throughput by up to 20% between runs. Run it on a quiet machine.
+"""
+import sys, subprocess, csv, io, statistics, collections, os, math
+runs = int(sys.argv[1]); sides = sys.argv[2].split(',')
+args = sys.argv[sys.argv.index('--')+1:]
+def parse(s):
+    name, rest = s.split('=', 1) if '=' in s else (s, '')
+    binp = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'target', 'release', 'lockbench')
+    if '@' in rest: rest, binp = rest.split('@')
+    env = dict(os.environ)
+    for kv in filter(None, rest.split(';')):
+        k, v = kv.split(':', 1); env[k] = v
+    return name, env, binp
+S = [parse(s) for s in sides]
+res = {n: collections.defaultdict(list) for n, _, _ in S}
+for r in range(runs):
+    order = S if r % 2 == 0 else S[::-1]
+    for name, env, binp in order:
+        p = subprocess.run([binp] + args + ['--format', 'csv'], capture_output=True, text=True, env=env)
+        if p.returncode: print("RC", name, p.returncode, p.stderr[-500:])
+        cells = collections.defaultdict(dict)
+        for row in csv.DictReader(io.StringIO(p.stdout)):
+            k = (row['threads'], row['cs_load'], row.get('outside_load', '0'), row.get('read_pct', '0'))
+            cells[k][row['lock']] = row
+        for k, locks in cells.items():
+            ours = [l for l in locks if l.startswith('kslock')]
+            peers = [l for l in locks if not l.startswith('kslock')]
+            if not peers: continue
+            best = max(float(locks[l]['kops']) for l in peers)
+            for o in ours:
+                row = locks[o]
+                mm = float(row['thread_ops_max']) / max(1, float(row['thread_ops_min']))
+                res[name][(o,) + k].append((float(row['kops']) / best, float(row['kops']), mm, float(row['wait_p999_ns']) / 1e6, float(row['cpu_ns_per_op'])))
+names = [n for n, _, _ in S]
+print("cell (lock thr cs out rd) | " + " | ".join(f"{n}: ratio med [runs] kops mm p999" for n in names))
+geo = collections.defaultdict(list)
+for k in sorted(res[names[0]], key=lambda k: (k[0], int(k[1]), int(k[2]), int(k[3]), int(k[4]))):
+    out = []
+    for n in names:
+        v = res[n][k]
+        if not v: continue
+        med = statistics.median(x[0] for x in v); geo[n].append(med)
+        out.append(f"{med:.3f} {[round(x[0], 2) for x in v]} {statistics.median(x[1] for x in v):.0f} mm{statistics.median(x[2] for x in v):.1f} p{statistics.median(x[3] for x in v):.1f}")
+    print(k, " | ".join(out))
+for n in names:
+    print("geo", n, round(math.exp(sum(map(math.log, geo[n])) / len(geo[n])), 3))
