@@ -264,7 +264,14 @@
 //! threads) and yielding first gives that up. Gating it on the lock's spin statistics (a
 //! floor budget, or an estimated mean wait below the floor) or on an empty queue with no OSQ
 //! spinner kept the CS-100 loss (0.83–0.97; geo-mean 1.018–1.037). The signal that separates
-//! the two regimes is open (README, known gaps).
+//! the two regimes is open (README, known gaps). Narrower, yielding first only where the
+//! quick poll, on an oversubscribed CPU, saw the lock free and taken again 4 pauses later
+//! (a lock cycling faster than a line transfer): `workload random` at mean CS load 1 without
+//! outside work 0.64 / 0.75 / 0.74 → 0.86 / 0.99 / 0.96 at 8 / 32 / 96 threads, geo-mean over
+//! 18 cells (CS load 1/100, outside load 0/10/100) 0.996 → 1.041, three runs per side; but the
+//! matrix above with outside load 0/2/100 (36 cells) 1.088 → 1.053, 2 threads at CS load 1 /
+//! outside load 2 0.92 → 0.77. Without the re-check (any free lock seen by the poll counts as
+//! cycling): random mean outside load 10 at CS load 1 1.00 → 0.72–0.79.
 //!
 //! # Memory orderings
 //!
