@@ -239,7 +239,7 @@
 //! 6 407 cycles for CS load 100, rdtsc around the pause loop; glibc's mutex: 6 487): the
 //! window timers and wakeups land on the owner's CPU.
 //!
-//! Tried and dropped (session 12): four ways to keep the lock on one CPU where it changes
+//! Tried and dropped (session 12): five ways to keep the lock on one CPU where it changes
 //! hands faster than a line transfer (CS load 1). Lock events (`mutex_spin_budget`,
 //! `mutex_spin_offcpu`) at 96 threads, CS load 1: 2.7 slow paths per kop, 2.2 of them won by
 //! the OSQ spin (58% of spins), each a steal from a batching owner on the other CPU; in
