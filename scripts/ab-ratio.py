@@ -41,7 +41,7 @@ for r in range(runs):
             for o in ours:
                 row = locks[o]
                 mm = float(row['thread_ops_max']) / max(1, float(row['thread_ops_min']))
-                res[name][(o,) + k].append((float(row['kops']) / best, float(row['kops']), mm, float(row['wait_p999_ns']) / 1e6, float(row['cpu_ns_per_op'])))
+                res[name][(o,) + k].append((float(row['kops']) / best, float(row['kops']), mm, float(row['wait_p999_ns']) / 1e6))
 names = [n for n, _, _ in S]
 print("cell (lock thr cs out rd) | " + " | ".join(f"{n}: ratio med [runs] kops mm p999" for n in names))
 geo = collections.defaultdict(list)

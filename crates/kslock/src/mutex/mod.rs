@@ -244,7 +244,7 @@
 //! `mutex_spin_offcpu`) at 96 threads, CS load 1: 2.7 slow paths per kop, 2.2 of them won by
 //! the OSQ spin (58% of spins), each a steal from a batching owner on the other CPU; in
 //! `lockbench workload random` at mean CS load 1 without outside work (8 and 32 threads,
-//! 0.72–0.74× parking_lot), 135–194 slow paths per kop, 49–95 won by the quick poll and 39–60
+//! 0.72–0.74× parking_lot), 107–243 slow paths per kop, 49–95 won by the quick poll and 39–60
 //! by the spin. Each variant was measured as kslock ÷ parking_lot in the same run, medians of
 //! four runs per side alternated, each variant behind a temporary environment switch
 //! (`scripts/ab-ratio.py 4 "base,variant=<VAR>:<value>" -- matrix --locks
