@@ -85,6 +85,27 @@
 //! at CS load 20/100 and 32–96 threads (parking_lot's own cells 0.89–1.34 between the sides:
 //! the VM changed phase during the runs), max/min per-thread operations at 96 threads, CS
 //! load 20, 2.9 vs 1.7; not adopted.
+//!
+//! Session 13 (lock-events build, `lockbench matrix --locks kslock-mutex --threads 96
+//! --cs-load 20,100 --secs 1`, one run per variant, alternated): the p99.9 wait at 96 threads
+//! follows Little's law for the queue. A thread queues behind 93 of the 95 others
+//! (`mutex_queued_behind` ÷ `mutex_queued`), and 6.5–8.0k queueings a second leave it at the
+//! head after 11.7–14.4 ms, against a measured p99.9 of 12.6–16.8 ms. Each departure waits
+//! for a wakeup. `perf sched latency` over the CS load 100 cell gives the workers' mean
+//! wake-to-run delay as 90–125 µs, and `perf sched timehist` gives a p99 of 1 ms for threads
+//! that slept. Three ways to make the successor ready sooner:
+//!
+//! | variant | p99.9 at CS load 20 / 100 | max/min per-thread ops | kops/s |
+//! |---|---|---|---|
+//! | none (`6f7b952`) | 11.5–15.7 / 13.6–16.8 ms | 1.4–2.0 / 1.6–2.3 | 1461–1822 / 300–375 |
+//! | timer slack 1 ns (`PR_SET_TIMERSLACK` on the waiting thread) | 12.6–13.6 / 14.7 ms | 2.0–2.1 / 1.8–2.5 | 1468–1569 / 304–333 |
+//! | successor yield-polls its node for the last ≤ 80 µs before its turn instead of sleeping | 12.6–16.8 / 14.7–16.8 ms | 2.9–3.0 / 2.4–3.1 | 1489–1738 / 323–356 |
+//! | the same, and `hand_off` also wakes the waiter after the successor, which yield-polls until it is head | 18.9 / 27.3–29.4 ms | 4.3–5.2 / 3.4–4.5 | 1256–1550 / 259–335 |
+//!
+//! The yield-polling variants doubled the turns a second, to 5.3–8.7k. The queueings a second
+//! rose only to 7.2–9.2k: turns replaced the other ways out of the queue, whose cause was not
+//! found. The p99.9 wait did not fall. With a 20 µs window minimum the queueings reached
+//! 10.6–10.8k and max/min per-thread ops went to 9–17. None of the variants was adopted.
 
 use crate::fairness;
 use crate::sys;
