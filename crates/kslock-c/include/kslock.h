@@ -103,7 +103,8 @@ int kslock_rwsem_downgrade(kslock_rwsem_t *s);
 size_t kslock_cond_sizeof(void);
 /* Initialise with no waiters (same as zero-filling). */
 int kslock_cond_init(kslock_cond_t *c);
-/* EBUSY while threads wait, else 0. */
+/* EBUSY while threads are blocked on c, else 0. Threads already signalled may still wait
+ * for their mutex (which the caller may hold): it waits until they have left c. */
 int kslock_cond_destroy(kslock_cond_t *c);
 /* Atomically unlock m and wait for a signal; m is locked again on return. EPERM if this
  * thread does not hold m; EINVAL if others wait on c with another mutex. */

@@ -11,14 +11,26 @@
 //! | 0–19 | admitted waiters (between [`bind`] and [`unbind`]) |
 //! | 20–63 | the mutex's address ÷ 8 (meaningless while the count is 0) |
 //!
-//! Every admitted waiter counts until it has left the condvar's queue (it unbinds after
-//! `wait_raw` returns), so while the count is non-zero no waiter of another mutex can be queued.
-//! The RMWs are Relaxed: the word guards no other data (the condvar's own wait_lock orders
-//! the queue).
+//! Every admitted waiter counts until it has left the condvar: it unbinds in the callback of
+//! `Condvar::wait_raw_then`, after its last access to the condvar and before it waits for the
+//! mutex again. So while the count is non-zero no waiter of another mutex can be queued, and a
+//! destroy that finds no thread blocked (`Condvar::has_waiters`) only has to wait for the count
+//! to drain ([`drained`]) before the memory may be reused: the notified waiters that still
+//! count need no lock to leave. (POSIX allows destroying a condvar as soon as no thread is
+//! blocked on it, e.g. right after a broadcast, while the woken threads wait for the mutex,
+//! which the destroying thread may hold; the Open POSIX Test Suite's
+//! `pthread_cond_destroy/2-1` does exactly that.)
+//!
+//! Orderings: [`bind`] is Relaxed (the condvar's own wait_lock orders its queue); [`unbind`]
+//! is Release and the destroy's read of the count Acquire, so a waiter's last accesses to the
+//! condvar happen before the destroying thread reuses the memory.
 
 #![allow(dead_code)]
 
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 
 /// Waiter-count bits.
 const COUNT_BITS: u32 = 20;
@@ -53,12 +65,31 @@ pub(crate) fn bind(word: &AtomicU64, addr: usize) -> bool {
     }
 }
 
-/// Releases the admission taken by [`bind`].
+/// Releases the admission taken by [`bind`]. Release: pairs with the Acquire in
+/// [`has_waiters`] of a destroy (module doc).
 pub(crate) fn unbind(word: &AtomicU64) {
-    word.fetch_sub(COUNT_ONE, Relaxed);
+    word.fetch_sub(COUNT_ONE, Release);
 }
 
-/// Are waiters admitted?
+/// Are waiters admitted? Acquire: pairs with [`unbind`].
 pub(crate) fn has_waiters(word: &AtomicU64) -> bool {
-    word.load(Relaxed) & COUNT_MASK != 0
+    word.load(Acquire) & COUNT_MASK != 0
+}
+
+/// How long a destroy waits for notified waiters to leave the condvar, ns. A woken waiter
+/// leaves as soon as it runs; on an oversubscribed machine that can take a few scheduler ticks
+/// (4 ms at HZ 250). Past this the destroy reports `EBUSY`.
+const DRAIN_MAX_NS: u128 = 100_000_000;
+
+/// Waits, yielding the CPU, while `busy()` (admitted waiters remain, module doc). `false` if
+/// they did not leave within [`DRAIN_MAX_NS`].
+pub(crate) fn drained(busy: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while busy() {
+        if start.elapsed().as_nanos() > DRAIN_MAX_NS {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
 }

@@ -45,7 +45,9 @@ pub unsafe extern "C" fn kslock_cond_init(c: *mut KslockCond) -> c_int {
     0
 }
 
-/// Destroys `c`: `EBUSY` while threads wait on it, else 0.
+/// Destroys `c`: `EBUSY` while threads are blocked on it, else 0. Threads that were
+/// notified may still be inside `kslock_cond_wait`, waiting for their mutex: destroy waits
+/// until they have left the condvar (`bind::drained`), which takes them no lock.
 ///
 /// # Safety
 /// `c` is null or points to a valid `kslock_cond_t`.
@@ -55,7 +57,7 @@ pub unsafe extern "C" fn kslock_cond_destroy(c: *mut KslockCond) -> c_int {
     let Some(c) = (unsafe { obj(c) }) else {
         return libc::EINVAL;
     };
-    if bind::has_waiters(&c.bind) {
+    if c.cv.has_waiters() || !bind::drained(|| bind::has_waiters(&c.bind)) {
         libc::EBUSY
     } else {
         0
@@ -97,9 +99,11 @@ fn wait(c: &KslockCond, m: &KslockMutex, deadline: Option<u64>) -> c_int {
         bind::bind(&c.bind, m as *const KslockMutex as usize),
         libc::EINVAL
     );
-    // SAFETY: this thread holds `m` (checked above).
-    let timed_out = unsafe { c.cv.wait_raw(m.raw(), deadline) };
-    bind::unbind(&c.bind);
+    // SAFETY: this thread holds `m` (checked above). The admission ends when the wait leaves
+    // the condvar, before it waits for `m` (module doc of `bind`).
+    let timed_out = unsafe {
+        c.cv.wait_raw_then(m.raw(), deadline, |_| bind::unbind(&c.bind))
+    };
     if timed_out {
         libc::ETIMEDOUT
     } else {

@@ -115,6 +115,12 @@ impl Condvar {
         woke
     }
 
+    /// Are threads blocked in a wait on this condvar (queued, not yet notified or timed out)?
+    /// A hint: it can change as soon as it is read.
+    pub fn has_waiters(&self) -> bool {
+        !self.list.is_empty()
+    }
+
     /// Wakes every waiter: the head now, the others by requeueing them onto the mutex, which
     /// wakes them one per unlock. Returns how many waiters were notified (0 when none waited;
     /// not buffered). Never blocks on a timeout: it takes only the condvar's and the mutex's
@@ -312,6 +318,29 @@ impl Condvar {
     /// # Safety
     /// The calling thread holds `m`.
     pub unsafe fn wait_raw<P: MutexPolicy>(&self, m: &RawMutex<P>, deadline: Deadline) -> bool {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.wait_raw_then(m, deadline, |_| {}) }
+    }
+
+    /// [`wait_raw`](Self::wait_raw), calling `left(timed_out)` once, on the waiting thread,
+    /// right after its last access to this condvar and before it waits for `m` again. From
+    /// then on the wait no longer touches the condvar, so an embedder that counts its waiters
+    /// can let a destroy of the condvar go ahead while notified waiters still wait for the
+    /// mutex (POSIX allows destroying a condvar once no thread is blocked on it, e.g. right
+    /// after a broadcast; glibc's `pthread_cond_destroy` waits only for woken waiters to
+    /// leave the condvar).
+    ///
+    /// # Panics
+    /// If other threads are waiting on this condvar with a different mutex.
+    ///
+    /// # Safety
+    /// The calling thread holds `m`.
+    pub unsafe fn wait_raw_then<P: MutexPolicy, F: FnOnce(bool)>(
+        &self,
+        m: &RawMutex<P>,
+        deadline: Deadline,
+        left: F,
+    ) -> bool {
         let me = current();
         let maddr = m as *const RawMutex<P> as usize;
         let (timed_out, requeued) = {
@@ -350,6 +379,9 @@ impl Condvar {
                 }
             }
             let requeued = !timed_out && w.state.load(Acquire) == CV_REQUEUED;
+            // Unlinked (by a notifier, or by us under the condvar lock, now released): this
+            // wait touches the condvar no more.
+            left(timed_out);
             if requeued {
                 let (mlock, _, mstats) = m.requeue_parts();
                 mlock.lock(me, mstats);

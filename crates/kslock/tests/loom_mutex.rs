@@ -119,6 +119,47 @@ fn loom_mutex_turn_successor_gets_its_grant() {
     });
 }
 
+/// A thread releases the hold of another (`unlock_on_behalf`) while a third waits for the lock:
+/// the waiter gets it (whether the release wakes it, hands it over or finds it spinning).
+#[test]
+fn loom_mutex_unlock_on_behalf_of_the_holder() {
+    loom::model(|| {
+        let g = guarded();
+        g.m.lock();
+        let g2 = g.clone();
+        let waiter = loom::thread::spawn(move || incr(&g2));
+        let g3 = g.clone();
+        // SAFETY: the main thread never releases its hold itself.
+        let releaser = loom::thread::spawn(move || assert!(unsafe { g3.m.unlock_on_behalf() }));
+        releaser.join().unwrap();
+        waiter.join().unwrap();
+        assert_done(&g, 1);
+    });
+}
+
+/// The holder locks again (`lock_or_await_release`) and waits, as any locker, for another
+/// thread to release its first hold on its behalf; then a second locker contends.
+#[test]
+fn loom_mutex_holder_awaits_the_release_on_its_behalf() {
+    loom::model(|| {
+        let g = guarded();
+        g.m.lock();
+        let g2 = g.clone();
+        // SAFETY: the main thread never releases this hold itself.
+        let releaser = loom::thread::spawn(move || {
+            assert!(unsafe { g2.m.unlock_on_behalf() });
+            incr(&g2);
+        });
+        assert!(g.m.lock_or_await_release(None));
+        // SAFETY: under the mutex (the new hold).
+        g.v.with_mut(|p| unsafe { *p += 1 });
+        // SAFETY: held by this thread.
+        unsafe { g.m.unlock() };
+        releaser.join().unwrap();
+        assert_done(&g, 2);
+    });
+}
+
 #[test]
 fn loom_mutex_try_lock_spin_excludes() {
     loom::model(|| {

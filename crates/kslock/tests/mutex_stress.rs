@@ -165,3 +165,53 @@ fn wait_is_bounded_under_a_stream_of_lockers() {
     let w = worst.load(Relaxed);
     assert!(w < 200_000, "worst acquisition wait {w} µs");
 }
+
+/// A mutex used as a binary semaphore: each holder passes its hold to a releaser thread, which
+/// releases it with `unlock_on_behalf` while the other lockers, and the holder itself (locking
+/// again with `lock_or_await_release`), wait, spin or sleep. Exclusion holds, every release
+/// finds the hold, and no locker is stranded.
+#[test]
+fn holds_released_on_behalf_of_the_holder_exclude() {
+    use kslock::RawMutex;
+    use lock_api::RawMutex as _;
+    let _g = heavy();
+    const LOCKERS: usize = 4;
+    const PER_LOCKER: u64 = 2_000;
+    let m = Arc::new(RawMutex::INIT);
+    let inside = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let releaser = {
+        let (m, inside) = (m.clone(), inside.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while rx.recv().is_ok() {
+                assert_eq!(inside.fetch_sub(1, SeqCst), 1, "two holders at once");
+                // SAFETY: the holder handed its hold over and will not release it itself.
+                assert!(unsafe { m.unlock_on_behalf() }, "the hold was not there");
+                n += 1;
+            }
+            n
+        })
+    };
+    let lockers: Vec<_> = (0..LOCKERS)
+        .map(|_| {
+            let (m, inside, tx) = (m.clone(), inside.clone(), tx.clone());
+            std::thread::spawn(move || {
+                for _ in 0..PER_LOCKER {
+                    assert!(m.lock_or_await_release(None));
+                    assert_eq!(inside.fetch_add(1, SeqCst), 0, "two holders at once");
+                    tx.send(()).unwrap();
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    for l in lockers {
+        l.join().unwrap();
+    }
+    assert_eq!(releaser.join().unwrap(), LOCKERS as u64 * PER_LOCKER);
+    assert!(!m.is_locked() && !m.has_waiters());
+    // Not locked: nothing to release.
+    // SAFETY: no hold exists.
+    assert!(!unsafe { m.unlock_on_behalf() });
+}

@@ -149,18 +149,26 @@ pub unsafe extern "C" fn pthread_cond_init(
     0
 }
 
-/// `pthread_cond_destroy`: `EBUSY` while threads wait.
+/// `pthread_cond_destroy`: `EBUSY` while threads are blocked on the condvar. Threads already
+/// woken may still be inside their wait, waiting for the mutex (which the caller may hold):
+/// it waits until they have left the condvar, as glibc's does (module doc of `bind`).
 ///
 /// # Safety
 /// POSIX's contract.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_cond_destroy(c: *mut libc::pthread_cond_t) -> c_int {
     // SAFETY: caller contract.
-    match unsafe { route(c) } {
+    let Some(p) = (unsafe { route(c) }) else {
         // SAFETY: caller contract.
-        None => unsafe { forward::cond_destroy(c) },
-        Some(p) if bind::has_waiters(&p.bind) || p.fb_waiters.load(Relaxed) != 0 => libc::EBUSY,
-        Some(_) => 0,
+        return unsafe { forward::cond_destroy(c) };
+    };
+    // Acquire (both counts): pairs with the waiters' Release decrements, after their last
+    // access to the condvar.
+    let busy = || bind::has_waiters(&p.bind) || p.fb_waiters.load(Acquire) != 0;
+    if p.cv.has_waiters() || !bind::drained(busy) {
+        libc::EBUSY
+    } else {
+        0
     }
 }
 
@@ -317,13 +325,41 @@ unsafe extern "C" fn wait_step(
         // Waiters of another mutex. After a slice this is a spurious wakeup.
         return if first { libc::EINVAL } else { 0 };
     }
+    let mut admitted = true;
     let rc = match km {
-        Some(pm) => kslock_slice(p, pm, st, timed),
+        Some(pm) => kslock_slice(p, pm, st, timed, &mut admitted),
         // SAFETY: caller contract.
-        None => unsafe { futex_slice(p, m, st, timed) },
+        None => unsafe { futex_slice(p, m, st, timed, &mut admitted) },
     };
-    bind::unbind(&p.bind);
+    if admitted {
+        // The wait goes on after a cancellation test, or never began (`m` is held either way).
+        bind::unbind(&p.bind);
+    }
     rc
+}
+
+/// Decides, after a slice ended (`timed_out`) or a wakeup, whether the wait is over, with the
+/// waiter's last look at the condvar: `Some(rc)` (over: the admission ends here, `*admitted`
+/// is cleared) or `Some(STEP_TESTCANCEL)` / `None` (it goes on, still admitted). Runs before
+/// the waiter waits for the mutex again, so a destroy need not wait for that (module doc of
+/// `bind`).
+fn leave_or_stay(
+    p: &PCond,
+    st: &mut WaitState,
+    timed: Option<(Clock, libc::timespec)>,
+    woken: bool,
+    admitted: &mut bool,
+) -> Option<c_int> {
+    let verdict = if woken {
+        Some(0)
+    } else {
+        after_slice(p, st, timed)
+    };
+    if verdict.is_some_and(|rc| rc != STEP_TESTCANCEL) {
+        bind::unbind(&p.bind);
+        *admitted = false;
+    }
+    verdict
 }
 
 /// The monotonic deadline of this slice: the earlier of the caller's and the slice's end.
@@ -359,24 +395,29 @@ fn after_slice(
 }
 
 /// Waits on kslock's condvar with a kslock mutex `pm` that this thread must hold.
+/// `*admitted` is cleared when the admission ends inside (`leave_or_stay`).
 fn kslock_slice(
     p: &PCond,
     pm: &PMutex,
     st: &mut WaitState,
     timed: Option<(Clock, libc::timespec)>,
+    admitted: &mut bool,
 ) -> c_int {
     if !pm.raw().is_owned_by_current_thread() {
         return libc::EPERM;
     }
     let depth = pm.take_depth();
     let rc = loop {
+        let deadline = slice_deadline(st, timed);
+        let mut verdict = None;
         // SAFETY: this thread holds the mutex (checked above); the RawMutex is repr(C) inside
         // the pthread_mutex_t, which outlives the wait.
-        let timed_out = unsafe { p.cv.wait_raw(pm.raw(), slice_deadline(st, timed)) };
-        if !timed_out {
-            break 0;
-        }
-        if let Some(rc) = after_slice(p, st, timed) {
+        unsafe {
+            p.cv.wait_raw_then(pm.raw(), deadline, |timed_out| {
+                verdict = leave_or_stay(p, st, timed, !timed_out, admitted);
+            })
+        };
+        if let Some(rc) = verdict {
             break rc;
         }
     };
@@ -393,6 +434,7 @@ unsafe fn futex_slice(
     m: *mut libc::pthread_mutex_t,
     st: &mut WaitState,
     timed: Option<(Clock, libc::timespec)>,
+    admitted: &mut bool,
 ) -> c_int {
     loop {
         // SeqCst: the Dekker pair with the signaller (module doc). `seq0` was read while
@@ -407,13 +449,16 @@ unsafe fn futex_slice(
         if p.seq.load(SeqCst) == st.seq0 {
             futex_wait(&p.seq, st.seq0, slice_deadline(st, timed));
         }
+        // Decide before relocking: the last looks at the condvar (`leave_or_stay`).
+        let woken = p.seq.load(SeqCst) != st.seq0;
         p.fb_waiters.fetch_sub(1, SeqCst);
+        let verdict = leave_or_stay(p, st, timed, woken, admitted);
         // SAFETY: caller contract. EOWNERDEAD and the like go to the caller, as glibc does.
         let rc = unsafe { forward::mutex_lock(m) };
-        if rc != 0 || p.seq.load(SeqCst) != st.seq0 {
+        if rc != 0 {
             return rc;
         }
-        if let Some(rc) = after_slice(p, st, timed) {
+        if let Some(rc) = verdict {
             return rc;
         }
     }

@@ -111,18 +111,6 @@ pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
     };
 }
 
-/// Blocks for ever (a normal mutex relocked by its owner, as glibc's deadlocks), or until
-/// `deadline` (absolute `CLOCK_MONOTONIC` ns).
-pub(crate) fn hang(deadline: Option<u64>) {
-    let never = AtomicU32::new(0);
-    loop {
-        futex_wait(&never, 0, deadline);
-        if deadline.is_some_and(|d| time::Clock::Monotonic.now_ns() >= d as i128) {
-            return;
-        }
-    }
-}
-
 /// Casts a pthread object pointer to the preload's view of it, `None` if null.
 ///
 /// # Safety

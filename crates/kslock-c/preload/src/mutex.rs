@@ -19,7 +19,7 @@ use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use kslock::RawMutex;
 
 use crate::time::{self, Clock};
-use crate::{forward, hang, view};
+use crate::{forward, view};
 
 /// glibc's `PTHREAD_MUTEX_ROBUST_NORMAL_NP` flag in `__kind`.
 const KIND_ROBUST: u32 = 16;
@@ -199,7 +199,9 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut libc::pthread_mutex_t) ->
     }
 }
 
-/// The owner locks again: recursion, `EDEADLK`, or a deadlock (`deadline`: until then).
+/// The owner locks again: recursion, `EDEADLK`, or (a normal mutex) a wait for another
+/// thread to unlock this thread's hold, as in glibc: a deadlock if none does (`deadline`:
+/// until then, absolute monotonic ns).
 fn relock(p: &PMutex, t: Type, deadline: Option<u64>) -> c_int {
     match t {
         Type::Recursive => match p.depth.load(Relaxed).checked_add(1) {
@@ -211,8 +213,15 @@ fn relock(p: &PMutex, t: Type, deadline: Option<u64>) -> c_int {
         },
         Type::ErrorCheck => libc::EDEADLK,
         Type::Normal => {
-            hang(deadline);
-            libc::ETIMEDOUT
+            let timeout = deadline.map(|d| {
+                let now = Clock::Monotonic.now_ns().max(0) as u64;
+                core::time::Duration::from_nanos(d.saturating_sub(now))
+            });
+            if p.raw.lock_or_await_release(timeout) {
+                0
+            } else {
+                libc::ETIMEDOUT
+            }
         }
     }
 }
@@ -334,7 +343,8 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
     }
 }
 
-/// `pthread_mutex_unlock`: `EPERM` if this thread does not hold the mutex.
+/// `pthread_mutex_unlock`: `EPERM` if the mutex is not locked, or (errorcheck and recursive
+/// mutexes) if this thread does not hold it.
 ///
 /// # Safety
 /// POSIX's contract.
@@ -358,6 +368,13 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> 
                 }
             }
             if p.raw.unlock_if_owned() {
+                return 0;
+            }
+            // glibc lets any thread unlock a normal mutex (programs use it as a binary
+            // semaphore); errorcheck and recursive mutexes must report EPERM (POSIX).
+            // SAFETY: the caller releases the hold in place of its holder (glibc's contract
+            // for normal mutexes).
+            if t == Type::Normal && unsafe { p.raw.unlock_on_behalf() } {
                 0
             } else {
                 libc::EPERM

@@ -257,12 +257,14 @@ TEST(cond_errors_and_timeouts) {
     struct timespec ts = after_ms(CLOCK_MONOTONIC, 1000);
     CHECK_RC(kslock_cond_timedwait(&gc, &m2, CLOCK_MONOTONIC, &ts), EINVAL);
     kslock_mutex_unlock(&m2);
+    /* Signalled, the waiter is blocked no more: destroy succeeds at once, while the waiter
+     * still waits for gm, which we hold. */
     kslock_mutex_lock(&gm);
     waiter_ready = 2;
     CHECK_RC(kslock_cond_signal(&gc), 0);
+    CHECK_RC(kslock_cond_destroy(&gc), 0);
     kslock_mutex_unlock(&gm);
     CHECK_RC(pthread_join(t, NULL), 0);
-    CHECK_RC(kslock_cond_destroy(&gc), 0);
 }
 
 int main(void) {

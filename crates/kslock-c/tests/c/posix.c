@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -81,6 +82,40 @@ TEST(default_and_adaptive_mutexes) {
         CHECK_RC(pthread_mutex_destroy(ms[i]), 0);
         CHECK_RC(pthread_mutex_init(ms[i], NULL), 0);
     }
+}
+
+/* glibc lets any thread unlock a normal mutex, and a thread that locks one it holds waits
+ * until another thread unlocks it: programs use that as a binary semaphore. Two of them pass
+ * a token back and forth; each lock below waits for the other thread's unlock. */
+static pthread_mutex_t sem_a = PTHREAD_MUTEX_INITIALIZER, sem_b = PTHREAD_MUTEX_INITIALIZER;
+static volatile long sem_count;
+#define SEM_ROUNDS 2000
+static void *sem_peer(void *arg) {
+    (void)arg;
+    for (int i = 0; i < SEM_ROUNDS; i++) {
+        CHECK_RC(pthread_mutex_lock(&sem_a), 0);   /* wait for the main thread's token */
+        sem_count++;
+        CHECK_RC(pthread_mutex_unlock(&sem_b), 0); /* held by the main thread */
+    }
+    return NULL;
+}
+
+TEST(normal_mutex_as_a_binary_semaphore) {
+    CHECK_RC(pthread_mutex_lock(&sem_a), 0);
+    CHECK_RC(pthread_mutex_lock(&sem_b), 0);
+    pthread_t t;
+    CHECK_RC(pthread_create(&t, NULL, sem_peer, NULL), 0);
+    for (int i = 0; i < SEM_ROUNDS; i++) {
+        CHECK_RC(pthread_mutex_unlock(&sem_a), 0); /* held by us, then by the peer */
+        CHECK_RC(pthread_mutex_lock(&sem_b), 0);   /* we hold it: wait for the peer */
+        CHECK(sem_count == i + 1);
+    }
+    CHECK_RC(pthread_join(t, NULL), 0);
+    /* The peer exited holding sem_a; a timed lock of our own hold waits out its timeout. */
+    struct timespec ts = after_ms(CLOCK_REALTIME, 20);
+    CHECK_RC(pthread_mutex_timedlock(&sem_b, &ts), ETIMEDOUT);
+    CHECK_RC(pthread_mutex_unlock(&sem_a), 0);
+    CHECK_RC(pthread_mutex_unlock(&sem_b), 0);
 }
 
 TEST(mutex_attributes_and_timed_errors) {
@@ -390,6 +425,23 @@ TEST(process_shared_rwlock) {
     munmap(r, sizeof *r);
 }
 
+/* A thread that exits holding a lock leaves it held for ever; destroying it is undefined in
+ * POSIX, and glibc lets it succeed (the Open POSIX Test Suite's timedrdlock/6-2 relies on
+ * that). */
+static void *t_rdlock_exit(void *r) { return (void *)(intptr_t)pthread_rwlock_rdlock(r); }
+static void *t_wrlock_exit(void *r) { return (void *)(intptr_t)pthread_rwlock_wrlock(r); }
+
+TEST(rwlock_destroy_while_held_by_an_exited_thread) {
+    thread_fn lockers[2] = {t_rdlock_exit, t_wrlock_exit};
+    for (int i = 0; i < 2; i++) {
+        pthread_rwlock_t r;
+        CHECK_RC(pthread_rwlock_init(&r, NULL), 0);
+        CHECK_RC(in_thread(lockers[i], &r), 0);
+        CHECK_RC(pthread_rwlock_trywrlock(&r), EBUSY);
+        CHECK_RC(pthread_rwlock_destroy(&r), 0);
+    }
+}
+
 /* ---- condvars ------------------------------------------------------------------------- */
 
 static pthread_mutex_t qm = PTHREAD_MUTEX_INITIALIZER;
@@ -504,6 +556,64 @@ TEST(cond_wait_is_a_cancellation_point) {
     }
 }
 
+/* Destroy right after a broadcast: no thread is blocked on the condvar any more, so POSIX
+ * lets it be destroyed (and its memory reused) while the woken threads still wait for the
+ * mutex, here held by the destroying thread. Half the waiters use timed waits; the second
+ * round uses a priority-inheritance mutex (glibc's under the preload). The condvar's bytes
+ * are overwritten after the destroy: no waiter may touch them afterwards. */
+#define DB_N 4
+static struct {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    int waiting, go, done;
+} db;
+static void *db_waiter(void *arg) {
+    int timed = (int)(intptr_t)arg;
+    CHECK_RC(pthread_mutex_lock(&db.m), 0);
+    db.waiting++;
+    while (!db.go) {
+        if (timed) {
+            struct timespec ts = after_ms(CLOCK_REALTIME, 60000);
+            CHECK_RC(pthread_cond_timedwait(&db.c, &db.m, &ts), 0);
+        } else {
+            CHECK_RC(pthread_cond_wait(&db.c, &db.m), 0);
+        }
+    }
+    db.done++;
+    CHECK_RC(pthread_mutex_unlock(&db.m), 0);
+    return NULL;
+}
+
+TEST(cond_destroy_right_after_broadcast) {
+    for (int pi = 0; pi < 2; pi++) {
+        pthread_mutexattr_t ma;
+        CHECK_RC(pthread_mutexattr_init(&ma), 0);
+        if (pi) CHECK_RC(pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT), 0);
+        CHECK_RC(pthread_mutex_init(&db.m, &ma), 0);
+        CHECK_RC(pthread_cond_init(&db.c, NULL), 0);
+        db.waiting = db.go = db.done = 0;
+        pthread_t t[DB_N];
+        for (int i = 0; i < DB_N; i++)
+            CHECK_RC(pthread_create(&t[i], NULL, db_waiter, (void *)(intptr_t)(i & 1)), 0);
+        for (;;) { /* until every waiter is blocked in its wait (it released the mutex) */
+            CHECK_RC(pthread_mutex_lock(&db.m), 0);
+            if (db.waiting == DB_N) break;
+            CHECK_RC(pthread_mutex_unlock(&db.m), 0);
+            sched_yield();
+        }
+        db.go = 1;
+        CHECK_RC(pthread_cond_broadcast(&db.c), 0);
+        CHECK_RC(pthread_cond_destroy(&db.c), 0);
+        memset(&db.c, 0x5a, sizeof db.c);
+        CHECK_RC(pthread_mutex_unlock(&db.m), 0);
+        for (int i = 0; i < DB_N; i++) CHECK_RC(pthread_join(t[i], NULL), 0);
+        CHECK(db.done == DB_N);
+        for (size_t i = 0; i < sizeof db.c; i++) CHECK(((unsigned char *)&db.c)[i] == 0x5a);
+        CHECK_RC(pthread_mutex_destroy(&db.m), 0);
+        CHECK_RC(pthread_mutexattr_destroy(&ma), 0);
+    }
+}
+
 /* ---- fork ----------------------------------------------------------------------------- */
 
 static pthread_mutex_t atfork_m = PTHREAD_MUTEX_INITIALIZER;
@@ -548,6 +658,7 @@ int main(void) {
     RUN(static_recursive_mutex_counts);
     RUN(static_errorcheck_mutex_errors);
     RUN(default_and_adaptive_mutexes);
+    RUN(normal_mutex_as_a_binary_semaphore);
     RUN(mutex_attributes_and_timed_errors);
     RUN(timedlock_invalid_timespec_when_busy);
     RUN(mutexes_exclude);
@@ -558,9 +669,11 @@ int main(void) {
     RUN(rwlock_kinds);
     RUN(rwlock_excludes);
     RUN(process_shared_rwlock);
+    RUN(rwlock_destroy_while_held_by_an_exited_thread);
     RUN(cond_no_lost_wakeups);
     RUN(cond_clocks_timeouts_and_einval);
     RUN(cond_wait_is_a_cancellation_point);
+    RUN(cond_destroy_right_after_broadcast);
     RUN(fork_child_can_use_free_locks);
     printf("all passed\n");
     return 0;

@@ -292,6 +292,15 @@
 //! Unlocking a mutex this thread does not hold (double unlock, unlock from another thread) fails
 //! the unlock fast path and is caught by the slow path, which panics: free, so always on. A
 //! blocking `lock` by the thread that already holds the mutex panics instead of deadlocking.
+//!
+//! Embedders whose locks any thread may release (glibc's normal `pthread_mutex_t`, which
+//! programs use as a binary semaphore: the pthread interposer) call
+//! [`RawMutex::unlock_on_behalf`], the release the holder would make, made by another thread,
+//! and [`RawMutex::lock_or_await_release`], a `lock` that lets the holder wait, like any
+//! locker, for that release of its own hold. Both take the existing slow paths with the
+//! holder's owner word in place of the caller's; the loom models
+//! `loom_mutex_unlock_on_behalf_of_the_holder` and
+//! `loom_mutex_holder_awaits_the_release_on_its_behalf` cover them.
 
 use core::marker::PhantomData;
 
@@ -438,6 +447,21 @@ impl<P: MutexPolicy> RawMutex<P> {
             || self.lock_contended(current(), Some(deadline))
     }
 
+    /// Locks the mutex like [`lock`](Self::lock) (or [`try_lock_for`](Self::try_lock_for) with
+    /// a `timeout`), except that a thread that holds it already waits like any other locker
+    /// until a thread releases that hold on its behalf
+    /// ([`unlock_on_behalf`](Self::unlock_on_behalf)), instead of panicking. This is glibc's
+    /// normal mutex, which a thread may lock again to wait for another thread's unlock (a
+    /// binary semaphore; the pthread interposer). Without a timeout, a hold that nobody
+    /// releases blocks for ever, as in glibc. `false` = the timeout passed first.
+    pub fn lock_or_await_release(&self, timeout: Option<std::time::Duration>) -> bool {
+        // Acquire pairs with the Release of the unlock that freed the lock.
+        self.owner
+            .compare_exchange(0, current_word(), Acquire, Relaxed)
+            .is_ok()
+            || self.lock_slow(current(), timeout.map(sys::deadline_after), true)
+    }
+
     /// Releases the mutex. Sleeping waiters may be overtaken by running lockers within the head
     /// waiter's fairness window (module doc).
     ///
@@ -501,6 +525,20 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             Err(_) => false,
         }
+    }
+
+    /// Releases the mutex whichever thread holds it, and says whether it did: `false` when it
+    /// is not locked, or is being handed to a new owner whose lock has not returned yet. For
+    /// embedders whose locks any thread may release: glibc lets any thread unlock a normal
+    /// `pthread_mutex_t`, which programs use as a binary semaphore (the pthread interposer).
+    /// The holder's own release would also check its turn (module doc of `turn`); this one
+    /// releases at once.
+    ///
+    /// # Safety
+    /// Nobody else releases the hold this call releases (its holder included): the caller
+    /// takes over the holder's unlock.
+    pub unsafe fn unlock_on_behalf(&self) -> bool {
+        self.unlock_if_owned() || self.release_on_behalf(current())
     }
 
     /// Is the mutex held by some thread (a hint)?

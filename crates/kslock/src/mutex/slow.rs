@@ -184,11 +184,24 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// The lock slow path. `false` only when `deadline` passed.
     #[cold]
     pub(super) fn lock_contended(&self, me: &'static ThreadRec, deadline: Deadline) -> bool {
+        self.lock_slow(me, deadline, false)
+    }
+
+    /// The slow path; `own_hold_waits`: a lock held by `me` is waited for like any other
+    /// (`RawMutex::lock_or_await_release`) instead of being a self-deadlock. The spins then
+    /// stop at once (R3: the owner last ran on this CPU) and `me` queues; the release made on
+    /// its behalf wakes it or hands it the lock, as for any waiter.
+    pub(super) fn lock_slow(
+        &self,
+        me: &'static ThreadRec,
+        deadline: Deadline,
+        own_hold_waits: bool,
+    ) -> bool {
         chaos::point(Site::MutexContended);
         count(Event::mutex_lock_slow);
         match self.try_acquire(me, false) {
             Ok(()) => return true,
-            Err(owner) if owner == me.owner_word() => {
+            Err(owner) if owner == me.owner_word() && !own_hold_waits => {
                 panic!("kslock: Mutex locked again by the thread that holds it (self-deadlock)")
             }
             Err(_) => {}
@@ -536,13 +549,31 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// lock (misuse).
     #[cold]
     pub(super) fn unlock_slow(&self, me: &'static ThreadRec, fair: bool) {
-        let mine = me.owner_word();
+        if !self.release_slow(me, me.owner_word(), fair) {
+            panic!(
+                "kslock: Mutex unlocked by a thread that does not hold it (double unlock, or unlock from another thread)"
+            );
+        }
+    }
+
+    /// Releases a hold of another thread (`RawMutex::unlock_on_behalf`): the release its owner
+    /// would make, without the owner's turn check (a turn lives in the owner's record; a stale
+    /// one hands the lock over at that thread's next checked release of it, as after a list
+    /// that emptied). `false` if the lock is free, or on its way to a new owner (`PICKUP`:
+    /// that owner has not returned from its lock yet, so there is no hold to release).
+    pub(super) fn release_on_behalf(&self, me: &'static ThreadRec) -> bool {
+        let holder = owner_of(self.owner.load(Relaxed));
+        holder != 0 && self.release_slow(me, holder, false)
+    }
+
+    /// The release of `holder`'s hold (an owner word), by `me` (the holder itself, or a thread
+    /// releasing on its behalf). `false`, with nothing changed, if the lock word does not name
+    /// `holder` or carries `PICKUP`.
+    fn release_slow(&self, me: &'static ThreadRec, holder: u64, fair: bool) -> bool {
         let mut o = self.owner.load(Relaxed);
         loop {
-            if owner_of(o) != mine {
-                panic!(
-                    "kslock: Mutex unlocked by a thread that does not hold it (double unlock, or unlock from another thread)"
-                );
+            if owner_of(o) != holder || o & PICKUP != 0 {
+                return false;
             }
             if o & HANDOFF != 0 || (fair && !self.list.is_empty()) {
                 break;
@@ -556,12 +587,13 @@ impl<P: MutexPolicy> RawMutex<P> {
                         count(Event::mutex_unlock_wake);
                         self.wake_head(me);
                     }
-                    return;
+                    return true;
                 }
                 Err(x) => o = x,
             }
         }
-        self.hand_off(me, fair);
+        self.hand_off(me, holder, fair);
+        true
     }
 
     /// Wakes the head waiter (after a release that consumed `WAKE_HEAD`).
@@ -588,7 +620,9 @@ impl<P: MutexPolicy> RawMutex<P> {
     ///
     /// The next waiter becomes head here, the successor of the new owner's turn (module doc of
     /// [`turn`]); this thread wakes it, after the new owner, to sleep on its turn's timer.
-    fn hand_off(&self, me: &'static ThreadRec, fair: bool) {
+    /// `holder`: the owner word of the hold being released (this thread's, or the holder's
+    /// it releases for).
+    fn hand_off(&self, me: &'static ThreadRec, holder: u64, fair: bool) {
         let _ = fair;
         count(Event::mutex_unlock_handoff);
         if cfg!(feature = "lock-events") {
@@ -609,7 +643,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         if head.is_null() {
             // The asking head left meanwhile: release.
             let o = self.owner.swap(0, Release);
-            debug_assert_eq!(owner_of(o), me.owner_word());
+            debug_assert_eq!(owner_of(o), holder);
             self.wait_lock.unlock(me);
             return;
         }
@@ -643,7 +677,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         // wait_lock holders (we) change an owned word's flags: a swap does.
         h.state.store(GRANTED, Release);
         let o = self.owner.swap(rec.owner_word() | PICKUP, Release);
-        debug_assert_eq!(owner_of(o), me.owner_word());
+        debug_assert_eq!(owner_of(o), holder);
         wake.push(rec);
         self.wait_lock.unlock(me);
         // The new owner first (it usually waits awake: no syscall), then the next head, which
