@@ -154,6 +154,16 @@
 //! It also evened out the 96-thread, 90% reads, CS load 100 cell: per-thread max/min ops
 //! 11.6 and 25.5 → 1.3 and 1.5 (CS load 20: 4.8, 4.6 → 1.3, 1.2).
 //!
+//! At 2 threads such a yield finds nothing else to run and returns at once (≈ 8% of the CPU
+//! samples at 50% reads, CS load 1, are `__schedule` under `sched_yield`). Tried and dropped
+//! (session 13): a writer whose last measured yield returned within 1/16 of the spin cap backs
+//! off on the count instead (polls 1, 2, 4 … 32 pauses apart, 8 polls, until no reader holds),
+//! re-measuring every 8th time. `scripts/ab-ratio.py 3 "base,wb=…" -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90
+//! --secs 0.3` (kslock ÷ parking_lot, medians of three alternated runs): geo-mean 1.671 →
+//! 1.674; 2 threads, 50% reads, CS load 1 0.85 → 0.68, 90% reads 1.02 → 1.10; CS load 20 at
+//! 2 threads 0.95 → 0.99 (50%) and 0.96 → 0.88 (90%).
+//!
 //! **Writer waiting**: a head writer that finds the lock held by readers only raises `HANDOFF`
 //! at once (it is awake; the readers drain within one read section); against a writer owner it
 //! waits for its timeout, as the kernel does. With `HANDOFF` set it spins on the owner
