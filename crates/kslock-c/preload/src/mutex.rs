@@ -200,9 +200,9 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut libc::pthread_mutex_t) ->
 }
 
 /// The owner locks again: recursion, `EDEADLK`, or (a normal mutex) a wait for another
-/// thread to unlock this thread's hold, as in glibc: a deadlock if none does (`deadline`:
-/// until then, absolute monotonic ns).
-fn relock(p: &PMutex, t: Type, deadline: Option<u64>) -> c_int {
+/// thread to unlock this thread's hold, as in glibc: a deadlock if none does (`timeout`: for
+/// that long at most).
+fn relock(p: &PMutex, t: Type, timeout: Option<core::time::Duration>) -> c_int {
     match t {
         Type::Recursive => match p.depth.load(Relaxed).checked_add(1) {
             Some(d) => {
@@ -213,10 +213,6 @@ fn relock(p: &PMutex, t: Type, deadline: Option<u64>) -> c_int {
         },
         Type::ErrorCheck => libc::EDEADLK,
         Type::Normal => {
-            let timeout = deadline.map(|d| {
-                let now = Clock::Monotonic.now_ns().max(0) as u64;
-                core::time::Duration::from_nanos(d.saturating_sub(now))
-            });
             if p.raw.lock_or_await_release(timeout) {
                 0
             } else {
@@ -294,7 +290,7 @@ unsafe fn timed(p: &PMutex, t: Type, clock: Clock, ts: *const libc::timespec) ->
         return libc::EINVAL;
     }
     if owned {
-        return relock(p, t, Some(time::mono_deadline_ns(clock, ts)));
+        return relock(p, t, Some(time::remaining(clock, ts)));
     }
     if p.raw.try_lock_for(time::remaining(clock, ts)) {
         0

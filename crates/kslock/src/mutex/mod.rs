@@ -453,13 +453,10 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// ([`unlock_on_behalf`](Self::unlock_on_behalf)), instead of panicking. This is glibc's
     /// normal mutex, which a thread may lock again to wait for another thread's unlock (a
     /// binary semaphore; the pthread interposer). Without a timeout, a hold that nobody
-    /// releases blocks for ever, as in glibc. `false` = the timeout passed first.
+    /// releases blocks for ever, as in glibc. `false` = the timeout passed first. (No fast
+    /// path: its callers usually hold the lock; the slow path takes a free one first.)
     pub fn lock_or_await_release(&self, timeout: Option<std::time::Duration>) -> bool {
-        // Acquire pairs with the Release of the unlock that freed the lock.
-        self.owner
-            .compare_exchange(0, current_word(), Acquire, Relaxed)
-            .is_ok()
-            || self.lock_slow(current(), timeout.map(sys::deadline_after), true)
+        self.lock_slow(current(), timeout.map(sys::deadline_after), true)
     }
 
     /// Releases the mutex. Sleeping waiters may be overtaken by running lockers within the head
