@@ -157,6 +157,10 @@ pub trait Workload: Sync {
     fn outside(&self, _ctx: &mut Ctx, outside_load: u32) {
         pause(outside_load);
     }
+    /// Exclusive handovers so far ([`Excl`]); `None` if the workload does not count them.
+    fn handovers(&self) -> Option<u64> {
+        None
+    }
 }
 
 // ------------------------------------------------------------ exclusion check
@@ -165,26 +169,58 @@ pub trait Workload: Sync {
 /// section. Bits 0..32 count readers inside, bit 32 up mark a writer.
 /// Relaxed is enough: the lock under test orders these accesses, and a lock
 /// that fails to do so is what we want to catch.
+///
+/// It also counts **handovers**: exclusive entries by a thread other than the
+/// previous exclusive one (reported as the event `handovers`, per kop). A lock
+/// that batches on one CPU has few; one that moves between CPUs at every
+/// operation has one per operation. The last writer and the count share the
+/// checker's line, which every critical section writes anyway.
 #[derive(Default)]
-pub struct Excl(CachePadded<AtomicU64>);
+pub struct Excl(CachePadded<ExclLine>);
+
+#[derive(Default)]
+pub struct ExclLine {
+    state: AtomicU64,
+    last_writer: AtomicUsize,
+    handovers: AtomicU64,
+}
 
 const EXCL_WRITER: u64 = 1 << 32;
+
+/// A number unique to the calling thread while it lives (the address of a
+/// thread-local), never 0.
+#[inline(always)]
+fn thread_tag() -> usize {
+    thread_local!(static TAG: u8 = const { 0 });
+    TAG.with(|t| t as *const u8 as usize)
+}
 
 impl Excl {
     #[inline(always)]
     pub fn write_enter(&self) -> Result<(), String> {
         // A correct lock lets no one else in, so load + store suffices.
-        let v = self.0.load(Relaxed);
-        self.0.store(v + EXCL_WRITER, Relaxed);
+        let v = self.0.state.load(Relaxed);
+        self.0.state.store(v + EXCL_WRITER, Relaxed);
         if v != 0 {
             return Err(violation("writer entered", v));
         }
+        let me = thread_tag();
+        if self.0.last_writer.load(Relaxed) != me {
+            self.0.last_writer.store(me, Relaxed);
+            let n = self.0.handovers.load(Relaxed);
+            self.0.handovers.store(n + 1, Relaxed);
+        }
         Ok(())
+    }
+    /// Handovers so far (type doc). Read by the coordinator while workers run:
+    /// a snapshot, at most one handover stale.
+    pub fn handovers(&self) -> u64 {
+        self.0.handovers.load(Relaxed)
     }
     #[inline(always)]
     pub fn write_exit(&self) -> Result<(), String> {
-        let v = self.0.load(Relaxed);
-        self.0.store(v.wrapping_sub(EXCL_WRITER), Relaxed);
+        let v = self.0.state.load(Relaxed);
+        self.0.state.store(v.wrapping_sub(EXCL_WRITER), Relaxed);
         if v != EXCL_WRITER {
             return Err(violation("writer leaving", v));
         }
@@ -192,7 +228,7 @@ impl Excl {
     }
     #[inline(always)]
     pub fn read_enter(&self) -> Result<(), String> {
-        let v = self.0.fetch_add(1, Relaxed);
+        let v = self.0.state.fetch_add(1, Relaxed);
         if v >= EXCL_WRITER {
             return Err(violation("reader entered", v));
         }
@@ -200,7 +236,7 @@ impl Excl {
     }
     #[inline(always)]
     pub fn read_exit(&self) -> Result<(), String> {
-        let v = self.0.fetch_sub(1, Relaxed);
+        let v = self.0.state.fetch_sub(1, Relaxed);
         if v >= EXCL_WRITER || v == 0 {
             return Err(violation("reader leaving", v));
         }
@@ -239,6 +275,9 @@ impl<L: BenchLock> MatrixWl<L> {
 impl<L: BenchLock> Workload for MatrixWl<L> {
     type Local = ();
     fn local(&self, _tid: usize) {}
+    fn handovers(&self) -> Option<u64> {
+        Some(self.excl.handovers())
+    }
     #[inline]
     fn op(&self, ctx: &mut Ctx, _: &mut (), read: bool) -> Result<(), String> {
         if read && L::RW {
@@ -458,10 +497,12 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         let t0 = Instant::now();
         let c0 = snapshot();
         let e0 = lock_events();
+        let h0 = w.handovers();
         sleep_watch(cfg.secs, &broken);
         let t1 = Instant::now();
         let c1 = snapshot();
         let e1 = lock_events();
+        let h1 = w.handovers();
         phase.store(STOP, Relaxed);
         let deadline = Instant::now() + stop_grace(n);
         while finished.load(Relaxed) < n {
@@ -510,6 +551,10 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         m.wait = hist.summary();
         if let Some(name) = W::EVENT {
             m.events.insert(name.to_string(), events);
+        }
+        if let (Some(a), Some(b)) = (h0, h1) {
+            m.events
+                .insert("handovers".to_string(), b.saturating_sub(a));
         }
         for ((name, a), (_, b)) in e0.into_iter().zip(e1) {
             if b > a {
@@ -600,5 +645,51 @@ mod tests {
         e.read_exit().unwrap();
         e.write_enter().unwrap();
         assert!(e.read_enter().is_err());
+    }
+
+    #[test]
+    fn handovers_count_changes_of_the_exclusive_thread() {
+        let e = Excl::default();
+        let cs = || {
+            e.write_enter().unwrap();
+            e.write_exit().unwrap();
+        };
+        for _ in 0..3 {
+            cs();
+        }
+        assert_eq!(
+            e.handovers(),
+            1,
+            "one thread re-entering hands over only once"
+        );
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                e.write_enter().unwrap();
+                e.write_exit().unwrap();
+            });
+        });
+        assert_eq!(e.handovers(), 2);
+        e.write_enter().unwrap();
+        e.write_exit().unwrap();
+        e.read_enter().unwrap();
+        e.read_exit().unwrap();
+        assert_eq!(e.handovers(), 3, "readers are not counted");
+    }
+
+    #[test]
+    fn a_cell_reports_its_handovers() {
+        let cfg = CellConfig {
+            threads: 1,
+            cs_load: 1,
+            outside_load: 0,
+            read_pct: 0,
+            secs: 0.1,
+            warmup: 0.05,
+            pin: false,
+        };
+        let m = run_any::<crate::locks::peers::StdMutex>(&WorkSpec::Matrix, &cfg).unwrap();
+        assert!(m.writes > 0);
+        // One thread never hands over within the window (its first entry is in the warm-up).
+        assert_eq!(m.events.get("handovers"), Some(&0), "{:?}", m.events);
     }
 }

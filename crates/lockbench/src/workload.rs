@@ -82,6 +82,9 @@ impl<L: BenchLock> FileWl<L> {
 
 impl<L: BenchLock> Workload for FileWl<L> {
     type Local = Box<[u64; BLOCK_WORDS]>;
+    fn handovers(&self) -> Option<u64> {
+        Some(self.excl.handovers())
+    }
     fn local(&self, _tid: usize) -> Self::Local {
         Box::new([0; BLOCK_WORDS])
     }
@@ -169,6 +172,9 @@ impl<L: BenchLock> MmapWl<L> {
 impl<L: BenchLock> Workload for MmapWl<L> {
     type Local = u64;
     const EVENT: Option<&'static str> = Some("faults_hit");
+    fn handovers(&self) -> Option<u64> {
+        Some(self.excl.handovers())
+    }
     fn local(&self, _tid: usize) -> u64 {
         0
     }
@@ -254,6 +260,10 @@ impl<L: BenchLock, const SPIN: bool> Workload for TreeWl<L, SPIN> {
     type Local = ();
     const EVENT: Option<&'static str> = Some("fallbacks");
     fn local(&self, _tid: usize) {}
+    /// Summed over the nodes: each node's lock hands over on its own.
+    fn handovers(&self) -> Option<u64> {
+        Some(self.nodes.iter().map(|n| n.excl.handovers()).sum())
+    }
     fn op(&self, ctx: &mut Ctx, _: &mut (), _read: bool) -> Result<(), String> {
         let mut idx = 0;
         let mut node = &self.nodes[0];
@@ -322,6 +332,9 @@ impl<L: BenchLock> RandomWl<L> {
 
 impl<L: BenchLock> Workload for RandomWl<L> {
     type Local = ();
+    fn handovers(&self) -> Option<u64> {
+        Some(self.excl.handovers())
+    }
     fn local(&self, _tid: usize) {}
     #[inline]
     fn op(&self, ctx: &mut Ctx, _: &mut (), read: bool) -> Result<(), String> {
