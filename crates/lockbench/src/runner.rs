@@ -172,14 +172,15 @@ pub trait Workload: Sync {
 ///
 /// It also counts **handovers**: exclusive entries by a thread other than the
 /// previous exclusive one (reported as the event `handovers`, per kop). A lock
-/// that batches on one CPU has few; one that moves between CPUs at every
+/// that lets one thread batch has few; one that changes hands at every
 /// operation has one per operation. The last writer and the count share the
 /// checker's line, which every critical section writes anyway.
 #[derive(Default)]
 pub struct Excl(CachePadded<ExclLine>);
 
+/// The checker's state, last writer and handover count (one cache line).
 #[derive(Default)]
-pub struct ExclLine {
+struct ExclLine {
     state: AtomicU64,
     last_writer: AtomicUsize,
     handovers: AtomicU64,
@@ -689,7 +690,9 @@ mod tests {
         };
         let m = run_any::<crate::locks::peers::StdMutex>(&WorkSpec::Matrix, &cfg).unwrap();
         assert!(m.writes > 0);
-        // One thread never hands over within the window (its first entry is in the warm-up).
-        assert_eq!(m.events.get("handovers"), Some(&0), "{:?}", m.events);
+        // One thread hands over at most once: its first entry, which a loaded machine may delay
+        // past the warm-up; its re-entries never count.
+        let h = m.events.get("handovers").copied();
+        assert!(matches!(h, Some(0 | 1)), "{:?}", m.events);
     }
 }
