@@ -280,7 +280,7 @@
 //! 2.9 times per kop at 2 / 8 / 32 / 96 threads, parking_lot 7.0 / 3.5 / 3.4 / 2.1, at 0.93x /
 //! 0.72x / 0.77x / 0.89x its throughput: each handover beyond parking_lot's costs ≈ 2.3 µs of
 //! lock time at 8 threads, far more than the line transfer itself. At CS load 100 it is the
-//! other way round (kslock 4–24 per kop, parking_lot 23–473). Four more variants, kslock ÷
+//! other way round (kslock 4–24 per kop, parking_lot 23–473). Six variants, kslock ÷
 //! parking_lot in the same run, medians of 4–6 runs per side (`scripts/ab-ratio.py` over
 //! subsets of `--threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,10,100 --secs 0.4`),
 //! none adopted:
@@ -291,13 +291,12 @@
 //! | the 4-pause re-check of a free lock above, in the OSQ spin only | 0.85 / – / 0.81 → 0.95 / – / 0.82 | CS load 20, outside load 10: 1.17 / 1.12 → 1.01 / 1.00 |
 //! | the spin statistics updated at every 8th spin of a thread only | 0.81 / 0.80 / 0.76 → 0.76 / 0.75 / 0.80 | – (no effect) |
 //! | no spinner admission count (measurement only: it bounds the spinners) | 0.94 / 0.85 / 0.89 → 0.90 / 0.82 / 0.80 (6 runs) | – (no effect) |
+//! | no OSQ join and leave where admission allows one spinner (online CPUs − 1 = 1), 6 runs | 0.90 / 0.90 / 0.94 → 0.90 / 0.95 / 0.88 | – (no effect; geo-mean of 24 cells 1.076 → 1.074) |
+//! | the OSQ tail and the spin statistics on a cache line of their own (a 64-byte pad after the wait_lock; the lock grows past 32 bytes) | 4 runs: 0.66 / 0.71 / 0.74 → 0.79 / 0.76 / 0.78 (geo-mean 1.027 → 1.055); 6 runs: 0.84 / 0.81 / 0.85 → 0.87 / 0.84 / 0.80 (1.035 → 1.048) | – |
 //!
-//! One layout experiment points at the cause: the OSQ tail and the spin statistics moved to
-//! their own cache line (a 64-byte pad after the wait_lock) raised the
-//! CS-load-1 cells 0.66 / 0.71 / 0.74 → 0.79 / 0.76 / 0.78 and the geo-mean of 24 cells 1.027
-//! → 1.055: the spinners' RMWs (OSQ join and leave, admission, statistics) pull the owner's
-//! line as much as their polls do. The mutex must stay within 40 bytes (pthread_mutex_t), so
-//! the lead is a side table for the spinner state, keyed by the lock's address; not done.
+//! So the spinners' RMWs on the owner's line (OSQ join and leave, admission, statistics) are
+//! not shown to be the cost: alone each changed nothing, together the gain did not repeat. The
+//! handover count is the measured symptom; what makes each extra handover cost ≈ 2 µs is open.
 //!
 //! # Memory orderings
 //!
