@@ -273,10 +273,10 @@
 //! outside load 2 0.92 → 0.77. Without the re-check (any free lock seen by the poll counts as
 //! cycling): random mean outside load 10 at CS load 1 1.00 → 0.72–0.79.
 //!
-//! Session 14: lockbench now counts **handovers** (exclusive entries by another thread than
-//! the previous one, `handovers/kop`, for every lock). `lockbench matrix --locks
-//! kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32,96 --cs-load 1,100 --secs 0.5
-//! --repeat 3` on `2a4be05`: at CS load 1 the kslock mutex hands over 11.1 / 11.1 / 10.7 /
+//! Session 14: lockbench counts **handovers** (exclusive entries by another thread than the
+//! previous one, `handovers/kop`, for every lock; build it with `--features handovers`).
+//! `lockbench matrix --locks kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32,96
+//! --cs-load 1,100 --secs 0.5 --repeat 3` on `2a4be05`: at CS load 1 the kslock mutex hands over 11.1 / 11.1 / 10.7 /
 //! 2.9 times per kop at 2 / 8 / 32 / 96 threads, parking_lot 7.0 / 3.5 / 3.4 / 2.1, at 0.93x /
 //! 0.72x / 0.77x / 0.89x its throughput: each handover beyond parking_lot's costs ≈ 2.3 µs of
 //! lock time at 8 threads, far more than the line transfer itself. At CS load 100 it is the
