@@ -61,6 +61,9 @@ pub enum Cmd {
     Workload(WorkloadArgs),
     /// Compare two results.json files cell by cell.
     Compare(CompareArgs),
+    /// Timestamp every step of every operation of one matrix cell and show where its time
+    /// goes: lock held, idle while waited for, handover gaps, cold sections.
+    Timeline(TimelineArgs),
     /// List the locks compiled into this binary.
     List,
 }
@@ -121,6 +124,59 @@ pub struct MatrixArgs {
     pub read_pct: Vec<u32>,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+fn single_lock_parser() -> PossibleValuesParser {
+    PossibleValuesParser::new(locks::names())
+}
+
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct TimelineArgs {
+    /// The lock to record.
+    #[arg(long, value_parser = single_lock_parser())]
+    pub lock: String,
+    /// Threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+    /// Pause instructions inside the critical section.
+    #[arg(long, default_value_t = 1)]
+    pub cs_load: u32,
+    /// Pause instructions between two acquisitions.
+    #[arg(long, default_value_t = 0)]
+    pub outside_load: u32,
+    /// Percent of operations that read-lock, 0-100 (rwlocks).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub read_pct: u32,
+    /// Operations per thread (threads × ops at most 8000000).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(100..=8_000_000))]
+    pub ops: u64,
+    /// Pin worker i to CPU i mod online CPUs.
+    #[arg(long)]
+    pub pin: bool,
+    /// Also write every stamp here as CSV (clock ticks; the rate in the first line).
+    #[arg(long)]
+    pub raw: Option<PathBuf>,
+}
+
+/// Checks what one argument's parser cannot: `Err` is a usage error (clap prints it with the
+/// usage and exits 2).
+pub fn validate(cli: &Cli) -> Result<(), clap::Error> {
+    use clap::CommandFactory;
+    if let Some(Cmd::Timeline(t)) = &cli.cmd {
+        let stamps = u64::from(t.threads) * t.ops;
+        if stamps > crate::timeline::MAX_STAMPS as u64 {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::ValueValidation,
+                format!(
+                    "--threads {} × --ops {} = {stamps} stamps; at most {} fit (lower --ops)",
+                    t.threads,
+                    t.ops,
+                    crate::timeline::MAX_STAMPS
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -375,6 +431,47 @@ fn print_report(s: &Session, format: Format, out: &mut dyn Write) -> Result<(), 
 }
 
 /// Execute a parsed command line. Errors are for the user (exit 1).
+/// `lockbench timeline`: record, analyse, print (and write the raw stamps).
+fn timeline(t: &TimelineArgs, out: &mut dyn Write) -> Result<(), String> {
+    let info = locks::find(&t.lock).ok_or_else(|| format!("unknown lock {}", t.lock))?;
+    let cfg = crate::timeline::TimelineCfg {
+        threads: t.threads as usize,
+        cs_load: t.cs_load,
+        outside_load: t.outside_load,
+        read_pct: t.read_pct,
+        ops: t.ops as usize,
+        pin: t.pin,
+    };
+    let rec = (info.timeline)(&cfg)?;
+    if let Some(path) = &t.raw {
+        crate::timeline::write_raw(path, &rec).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let rw = info.kind == Kind::RwLock;
+    let r = crate::timeline::analyse(&rec.threads, rec.ns_per_tick);
+    let title = format!(
+        "timeline {}: {} threads, CS load {}, outside load {}, {}{} ops per thread, {} CPUs",
+        t.lock,
+        t.threads,
+        t.cs_load,
+        t.outside_load,
+        if rw {
+            format!("{}% reads, ", t.read_pct)
+        } else {
+            String::new()
+        },
+        t.ops,
+        crate::stats::online_cpus()
+    );
+    crate::timeline::write_report(out, &title, rw, &r).map_err(|e| e.to_string())?;
+    if r.overlaps > 0 {
+        return Err(format!(
+            "{} overlapping sections: the lock let two threads in, or the CPUs' clocks disagree",
+            r.overlaps
+        ));
+    }
+    Ok(())
+}
+
 pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
     match cli.cmd {
         None => {
@@ -457,6 +554,7 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
         }
         Some(Cmd::Seeds(s)) => crate::seeds::run(&s, out),
         Some(Cmd::Compare(c)) => crate::compare::run(&c, out),
+        Some(Cmd::Timeline(t)) => timeline(&t, out),
         Some(Cmd::List) => {
             let mut text = String::new();
             for l in locks::registry() {

@@ -6,7 +6,8 @@
 //! (the timed loop and exclusion check), [`workload`] (file/mmap/tree),
 //! [`matrix`] (plans, interleaved repeats, bounds, table), [`scoreboard`]
 //! (kslock against the best peer per family), [`results`] (JSON/CSV/SVG
-//! export and the environment record), [`seeds`], [`compare`], [`cli`].
+//! export and the environment record), [`seeds`], [`compare`], [`timeline`]
+//! (where one cell's time goes), [`cli`].
 
 pub mod cli;
 pub mod compare;
@@ -17,4 +18,5 @@ pub mod runner;
 pub mod scoreboard;
 pub mod seeds;
 pub mod stats;
+pub mod timeline;
 pub mod workload;

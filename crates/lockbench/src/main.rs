@@ -3,6 +3,9 @@ use clap::Parser;
 fn main() {
     // Bad arguments: clap prints the usage and the valid values, exit 2.
     let cli = lockbench::cli::Cli::parse();
+    if let Err(e) = lockbench::cli::validate(&cli) {
+        e.exit();
+    }
     if cfg!(debug_assertions)
         && !matches!(
             cli.cmd,

@@ -256,3 +256,55 @@ fn seed_s3_table() {
         "{out}"
     );
 }
+
+#[test]
+fn timeline_reports_a_rwlock_cell_and_writes_its_stamps() {
+    let path = tmpdir("timeline").with_extension("csv");
+    let text = run(&[
+        "timeline",
+        "--lock",
+        "parking-lot-rwlock",
+        "--threads",
+        "2",
+        "--cs-load",
+        "5",
+        "--read-pct",
+        "50",
+        "--ops",
+        "20000",
+        "--raw",
+        path.to_str().unwrap(),
+    ]);
+    for line in [
+        "timeline parking-lot-rwlock: 2 threads, CS load 5, outside load 0, 50% reads",
+        "transfer R->W",
+        "wait, read",
+        "overlaps          0",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+    let raw = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    // The rate line, the header and one row per operation of each thread.
+    assert_eq!(raw.lines().count(), 2 + 2 * 20000);
+    assert!(raw.lines().nth(1) == Some("thread,op,read,try,enter,exit,done"));
+}
+
+#[test]
+fn timeline_refuses_more_stamps_than_fit() {
+    let cli = Cli::try_parse_from([
+        "lockbench",
+        "timeline",
+        "--lock",
+        "std-mutex",
+        "--threads",
+        "100",
+        "--ops",
+        "100000",
+    ])
+    .expect("each argument is valid alone");
+    let e = lockbench::cli::validate(&cli).expect_err("10M stamps do not fit");
+    assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+    assert!(e.to_string().contains("at most 8000000"), "{e}");
+    assert!(Cli::try_parse_from(["lockbench", "timeline", "--lock", "nope"]).is_err());
+}

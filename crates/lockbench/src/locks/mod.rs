@@ -94,7 +94,13 @@ pub struct LockInfo {
     pub ours: bool,
     pub help: &'static str,
     pub run: RunFn,
+    /// The `timeline` command's recorder for this lock.
+    pub timeline: TimelineFn,
 }
+
+/// The per-lock entry point of `lockbench timeline`.
+pub type TimelineFn =
+    fn(&crate::timeline::TimelineCfg) -> Result<crate::timeline::Recording, String>;
 
 macro_rules! entry {
     ($name:expr, $ty:ty, $ours:expr, $help:expr) => {
@@ -108,6 +114,7 @@ macro_rules! entry {
             ours: $ours,
             help: $help,
             run: $crate::runner::run_any::<$ty>,
+            timeline: $crate::timeline::record::<$ty>,
         }
     };
 }
