@@ -5,15 +5,16 @@
 //! matrix body (lock; `cs_load` pauses; unlock; `outside_load` pauses) for a fixed number of
 //! operations per thread and stamps each operation four times: before the lock call (`try`),
 //! first thing inside the section (`enter`), last thing inside it (`exit`) and after the
-//! unlock returned (`done`). The clock is the TSC behind an `lfence` on x86_64 (≈ 10 ns a
-//! stamp, converted to ns against the monotonic clock over the run), the monotonic clock
-//! elsewhere. Every section also runs the matrix's exclusion check ([`Excl`]).
+//! unlock returned (`done`). On x86_64 a stamp is `rdtscp` (the TSC and the CPU) followed by
+//! `lfence`, converted to ns against the monotonic clock over the run; elsewhere the
+//! monotonic clock and `sched_getcpu`. Every section also runs the matrix's exclusion check
+//! ([`Excl`]).
 //!
-//! The stamps cost time: ≈ 90 ns per operation on the development VM (uncontended kslock
-//! mutex, CS load 0: 101 ns per operation against 11 ns in `lockbench matrix`; CS load 1:
-//! 124 against 40). At CS load 1 they outlast the section and act as work outside the lock
-//! (≈ 3 pauses' worth), which changes how often a lock changes hands; from CS load 20 on
-//! (≈ 0.5 µs sections) they add a sixth or less.
+//! The stamps cost time: ≈ 125 ns per operation on the development VM (uncontended kslock
+//! mutex, ns per operation in `timeline` against `lockbench matrix`: CS load 0 128 vs 7.8,
+//! CS load 1 165 vs 39, CS load 20 673 vs 537). At CS load 1 they outlast the section and
+//! act as work outside the lock (≈ 4 pauses' worth), which changes how often a lock changes
+//! hands; at CS load 20 they add a quarter, at CS load 100 a twentieth.
 //!
 //! The report covers the middle 80% of the window in which every thread was stamping
 //! ([`analyse`]):
@@ -30,6 +31,7 @@
 //! | section in a run / after a handover | section length (`exit - enter`) of exclusive sections by the previous exclusive thread, or after a handover (cold lines) |
 //! | wait | `enter - try`, per kind |
 //! | overlaps | conflicting sections whose `[enter, exit]` intervals intersect: a broken lock or clocks that disagree between CPUs |
+//! | CPU time | shares of the time of the CPUs the stamps were taken on (`rdtscp` gives the CPU): a thread inside as writer / reader, after its section (unlock, outside work, loop), in the lock call (spinning, yielding, sleeping or switched out: no thread of that CPU was inside or after a section), nothing stamped |
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
@@ -64,6 +66,9 @@ pub struct Stamp {
     pub exit: u64,
     pub done: u64,
     pub read: bool,
+    /// CPUs of the `try` and `enter` stamps.
+    pub cpu_try: u16,
+    pub cpu_in: u16,
 }
 
 /// A run's stamps, one vector per thread, and the clock's rate.
@@ -73,23 +78,35 @@ pub struct Recording {
     pub ns_per_tick: f64,
 }
 
+/// A stamp: clock ticks and the CPU it was taken on.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn ticks() -> u64 {
-    // SAFETY: lfence and rdtsc exist on every x86_64 CPU and touch no memory. The lfence
-    // keeps the stamp after the instructions before it (the lock's acquire, the section).
-    unsafe {
-        core::arch::x86_64::_mm_lfence();
-        core::arch::x86_64::_rdtsc()
-    }
+fn stamp() -> (u64, u16) {
+    let mut aux = 0u32;
+    // SAFETY: rdtscp and lfence exist on every x86_64 CPU that Linux runs this on (rdtscp
+    // since 2006) and touch no memory but `aux`. rdtscp waits for the instructions before it;
+    // the lfence keeps the ones after it (the unlock after an `exit` stamp) from starting
+    // first. Linux puts the CPU number in the low 12 bits of `aux`.
+    let t = unsafe { core::arch::x86_64::__rdtscp(&mut aux) };
+    // SAFETY: as above.
+    unsafe { core::arch::x86_64::_mm_lfence() };
+    (t, (aux & 0xfff) as u16)
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn ticks() -> u64 {
+fn stamp() -> (u64, u16) {
     use std::sync::OnceLock;
     static BASE: OnceLock<Instant> = OnceLock::new();
-    BASE.get_or_init(Instant::now).elapsed().as_nanos() as u64
+    let t = BASE.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+    // SAFETY: sched_getcpu has no preconditions.
+    let cpu = unsafe { libc::sched_getcpu() };
+    (t, cpu.max(0) as u16)
+}
+
+#[inline(always)]
+fn ticks() -> u64 {
+    stamp().0
 }
 
 /// Runs `cfg` on a fresh `L` and returns the stamps (`Err`: the exclusion check failed).
@@ -129,27 +146,27 @@ pub fn record<L: BenchLock>(cfg: &TimelineCfg) -> Result<Recording, String> {
                             100 => true,
                             p => rng.below(100) < p,
                         };
-                        let try_at = ticks();
-                        let (enter, exit, r) = if read {
+                        let (try_at, cpu_try) = stamp();
+                        let (enter, cpu_in, exit, r) = if read {
                             let g = lock.read();
-                            let enter = ticks();
+                            let (enter, cpu_in) = stamp();
                             let r = excl.read_enter().and_then(|_| {
                                 pause(cfg.cs_load);
                                 excl.read_exit()
                             });
                             let exit = ticks();
                             drop(g);
-                            (enter, exit, r)
+                            (enter, cpu_in, exit, r)
                         } else {
                             let g = lock.write();
-                            let enter = ticks();
+                            let (enter, cpu_in) = stamp();
                             let r = excl.write_enter().and_then(|_| {
                                 pause(cfg.cs_load);
                                 excl.write_exit()
                             });
                             let exit = ticks();
                             drop(g);
-                            (enter, exit, r)
+                            (enter, cpu_in, exit, r)
                         };
                         let done = ticks();
                         *st = Stamp {
@@ -158,6 +175,8 @@ pub fn record<L: BenchLock>(cfg: &TimelineCfg) -> Result<Recording, String> {
                             exit,
                             done,
                             read,
+                            cpu_try,
+                            cpu_in,
                         };
                         if let Err(e) = r {
                             first_error.lock().unwrap().get_or_insert(e);
@@ -255,7 +274,22 @@ pub struct Report {
     pub wait_read: Summary,
     pub wait_write: Summary,
     pub overlaps: usize,
+    /// CPUs the threads stamped on.
+    pub cpus: usize,
+    /// Shares of those CPUs' time in the window (module doc, "CPU time"): a thread inside as
+    /// writer / as reader, after its section (unlock, outside work, the loop), in a lock
+    /// call, and nothing stamped.
+    pub cpu: [f64; 5],
 }
+
+/// Labels of [`Report::cpu`].
+pub const CPU_STATES: [&str; 5] = [
+    "inside, writer",
+    "inside, reader",
+    "after the section",
+    "in the lock call",
+    "nothing stamped",
+];
 
 /// One section in the window: its stamps (ns from the window's start) and thread.
 #[derive(Clone, Copy)]
@@ -317,6 +351,7 @@ pub fn analyse(threads: &[Vec<Stamp>], ns_per_tick: f64) -> Report {
         window_ns: (w1 - w0) * k,
         ..Report::default()
     };
+    cpu_time(threads, lo, w0, w1, &mut r);
     if secs.is_empty() {
         return r;
     }
@@ -429,6 +464,58 @@ fn shares(secs: &[Sec], w0: f64, w1: f64, r: &mut Report) {
     }
 }
 
+/// CPU time (module doc): each thread's operations become phases on the CPU of their stamps
+/// (`[try, enter)` in the lock call on the `try` CPU; `[enter, exit)` inside and `[exit, next
+/// try)` after the section on the `enter` CPU); per CPU a sweep labels each moment by the
+/// phase present with the highest rank: inside, after, in the lock call. A thread inside
+/// or after its section runs (a preempted one is the rare exception); one in the lock call
+/// may spin, yield, sleep or have been switched out: that share is the CPU time no thread
+/// spent inside or after a section (spinning, scheduling, or idle while all slept).
+fn cpu_time(threads: &[Vec<Stamp>], lo: u64, w0: f64, w1: f64, r: &mut Report) {
+    use std::collections::BTreeMap;
+    // Per CPU: (time, delta, phase), phase = index into CPU_STATES (0..4).
+    let mut per_cpu: BTreeMap<u16, Vec<(f64, i32, usize)>> = BTreeMap::new();
+    let ns = |t: u64| t.saturating_sub(lo) as f64;
+    let mut add = |cpu: u16, a: f64, b: f64, phase: usize| {
+        if b > w0 && a < w1 && b > a {
+            let e = per_cpu.entry(cpu).or_default();
+            e.push((a, 1, phase));
+            e.push((b, -1, phase));
+        }
+    };
+    for v in threads {
+        for (i, st) in v.iter().enumerate() {
+            let (t, e, x) = (ns(st.try_at), ns(st.enter), ns(st.exit));
+            let end = v.get(i + 1).map_or(ns(st.done), |n| ns(n.try_at));
+            add(st.cpu_try, t, e, 3);
+            add(st.cpu_in, e, x, if st.read { 1 } else { 0 });
+            add(st.cpu_in, x, end, 2);
+        }
+    }
+    let mut acc = [0.0f64; 5];
+    for evs in per_cpu.values_mut() {
+        evs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut count = [0i32; 4];
+        let mut last = w0;
+        for &(t, d, phase) in evs.iter() {
+            let (a, b) = (last.max(w0), t.min(w1));
+            if b > a {
+                acc[count.iter().position(|&c| c > 0).unwrap_or(4)] += b - a;
+            }
+            last = last.max(t);
+            count[phase] += d;
+        }
+        if last < w1 {
+            acc[4] += w1 - last.max(w0);
+        }
+    }
+    r.cpus = per_cpu.len();
+    let total: f64 = acc.iter().sum();
+    if total > 0.0 {
+        r.cpu = acc.map(|x| x / total);
+    }
+}
+
 /// Transfer gaps (module doc): for each section, the last conflicting exit by another
 /// thread at or before its enter; counted when that exit came after the section's try.
 fn transfers(secs: &[Sec], k: f64, r: &mut Report) {
@@ -513,6 +600,13 @@ pub fn write_report(out: &mut dyn Write, title: &str, rw: bool, r: &Report) -> s
     }
     writeln!(out, "  wait, write       {}", r.wait_write)?;
     writeln!(out, "  overlaps          {}", r.overlaps)?;
+    let cpu: Vec<String> = CPU_STATES
+        .iter()
+        .zip(r.cpu)
+        .filter(|(name, x)| rw || !name.ends_with("reader") || *x > 0.0)
+        .map(|(name, x)| format!("{name} {}", pct(x)))
+        .collect();
+    writeln!(out, "  CPU time ({} CPUs): {}", r.cpus, cpu.join(", "))?;
     Ok(())
 }
 
@@ -546,6 +640,8 @@ mod tests {
             exit,
             done,
             read,
+            cpu_try: 0,
+            cpu_in: 0,
         }
     }
 
@@ -586,6 +682,20 @@ mod tests {
         let w = 0.8 * 1001.0;
         assert!((r.held_writer - 29.9 / w).abs() < 1e-9, "{r:?}");
         assert!((r.idle_waited_for - 20.0 / w).abs() < 1e-9, "{r:?}");
+    }
+
+    #[test]
+    fn cpu_time_splits_a_holder_and_a_waiter_on_two_cpus() {
+        let mut a = vec![st(0, 0, 1000, 1000, false)];
+        let mut b = vec![st(0, 1000, 1001, 1001, false)];
+        (a[0].cpu_try, a[0].cpu_in) = (0, 0);
+        (b[0].cpu_try, b[0].cpu_in) = (1, 1);
+        // Window 100..900: CPU 0 has A inside all along, CPU 1 has B in its lock call.
+        let r = analyse(&[a, b], 1.0);
+        assert_eq!(r.cpus, 2);
+        assert!((r.cpu[0] - 0.5).abs() < 1e-9, "{r:?}");
+        assert!((r.cpu[3] - 0.5).abs() < 1e-9, "{r:?}");
+        assert!((r.cpu.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     }
 
     #[test]
