@@ -610,18 +610,18 @@ pub fn write_report(out: &mut dyn Write, title: &str, rw: bool, r: &Report) -> s
     Ok(())
 }
 
-/// Writes the stamps as CSV (`thread,op,read,try,enter,exit,done`, in clock ticks, and the
-/// rate as a comment line).
+/// Writes the stamps as CSV (`thread,op,read,try,enter,exit,done,cpu_try,cpu_in`, times in
+/// clock ticks; the rate as a comment line first).
 pub fn write_raw(path: &std::path::Path, rec: &Recording) -> std::io::Result<()> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
     writeln!(f, "# ns_per_tick {}", rec.ns_per_tick)?;
-    writeln!(f, "thread,op,read,try,enter,exit,done")?;
+    writeln!(f, "thread,op,read,try,enter,exit,done,cpu_try,cpu_in")?;
     for (t, v) in rec.threads.iter().enumerate() {
         for (i, s) in v.iter().enumerate() {
             writeln!(
                 f,
-                "{t},{i},{},{},{},{},{}",
-                s.read as u8, s.try_at, s.enter, s.exit, s.done
+                "{t},{i},{},{},{},{},{},{},{}",
+                s.read as u8, s.try_at, s.enter, s.exit, s.done, s.cpu_try, s.cpu_in
             )?;
         }
     }

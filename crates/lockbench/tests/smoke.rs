@@ -287,7 +287,7 @@ fn timeline_reports_a_rwlock_cell_and_writes_its_stamps() {
     let _ = std::fs::remove_file(&path);
     // The rate line, the header and one row per operation of each thread.
     assert_eq!(raw.lines().count(), 2 + 2 * 20000);
-    assert!(raw.lines().nth(1) == Some("thread,op,read,try,enter,exit,done"));
+    assert!(raw.lines().nth(1) == Some("thread,op,read,try,enter,exit,done,cpu_try,cpu_in"));
 }
 
 #[test]
