@@ -164,6 +164,32 @@
 //! 1.674; 2 threads, 50% reads, CS load 1 0.85 → 0.68, 90% reads 1.02 → 1.10; CS load 20 at
 //! 2 threads 0.95 → 0.99 (50%) and 0.96 → 0.88 (90%).
 //!
+//! **Where the time goes at CS load 20–100** (session 15, `lockbench timeline --lock kslock-rwsem
+//! --threads 8 --cs-load 20 --read-pct 50`, three runs): a writer holds the lock 41% of the
+//! time, one reader 30%, two readers only 6.5%, and 22% it is idle while threads wait. During
+//! the one-reader time the other CPU's last stamp is, for 68% of it, the `try` of a writer
+//! that began waiting *before* that reader entered: the reader got in first, the writer then
+//! waits out its whole section, and no read pairs with it. Four changes aimed at this, each
+//! behind a temporary switch, `scripts/ab-ratio.py 5 "base,…" -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32 --cs-load
+//! 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.1` (kslock ÷ best peer, medians; the
+//! base's geo-mean over the 18 cells was 1.067–1.088 between invocations), none adopted:
+//!
+//! | variant | CS load 1 cells | CS load 20 / 100 cells | geo-mean |
+//! |---|---|---|---|
+//! | no yield before spinning on readers (`KSLOCK_OFF=writer_yield_first`) | 0.58–0.76 (from 0.83–1.05) | 90% reads, 8 / 32 thr, CS 20: 1.27 / 1.34 → 1.51 / 1.53; 50% reads 0.96–1.17 | 1.067 → 0.971 |
+//! | yield first only while the readers' measured drain (an average kept in the lock: 130–280 ns at CS load 1, 420–680 at 20, 1.7–2.7 µs at 100) is under 350 ns | unchanged within noise | 90% reads, CS 20: 1.34 / 1.29 → 1.48 / 1.57; p99.9 at 32 thr, CS 100, 90% 1.3 → 9.4 ms | 1.078 → 1.098 |
+//! | a spinning writer raises `WRITER_WANT` on a writer owner too | 0.81–1.05 (base 0.84–0.99) | 0.91–1.04× the base's | 1.08 → 1.06 |
+//! | both of the above (no first yield, `WRITER_WANT` on a writer owner) | 0.57–0.78 | 90% reads, CS 20: 1.36 → 1.60 / 1.54; p99.9 13.6 ms | 1.08 → 0.969 |
+//!
+//! Polls closer together help the long sections and cost the short ones: blocked readers and
+//! a draining writer polling at most 4 (1) pauses apart instead of 32 (24 cells with 96
+//! threads, six runs): CS load 20 / 100 cells −1 to +8% (4 pauses), CS load 1 cells −11 to
+//! +3% (1 pause), geo-mean 1.088 → 1.102 (1.099). In a 2-thread timeline (50% reads, CS load
+//! 100; a scratch build of the same stamps) polls 1 pause apart cut the median writer →
+//! reader transfer from 0.69 to 0.12 µs and the lock's idle share from 9.4% to 4.4%; the
+//! unpaired reads stayed (27% of the time one reader).
+//!
 //! **Writer waiting**: a head writer that finds the lock held by readers only raises `HANDOFF`
 //! at once (it is awake; the readers drain within one read section); against a writer owner it
 //! waits for its timeout, as the kernel does. With `HANDOFF` set it spins on the owner
