@@ -409,7 +409,8 @@ fn shares(secs: &[Sec], w0: f64, w1: f64, r: &mut Report) {
     let (mut writers, mut readers, mut waiting) = (0i64, 0i64, 0i64);
     let mut acc = [0.0f64; 5];
     let mut last = w0;
-    for (t, _, ev) in evs {
+    // The state from `last` to `t` (clipped to the window) goes to its share.
+    let mut close = |t: f64, last: f64, writers: i64, readers: i64, waiting: i64| {
         let (a, b) = (last.max(w0), t.min(w1));
         if b > a {
             let i = match (writers, readers, waiting) {
@@ -421,6 +422,9 @@ fn shares(secs: &[Sec], w0: f64, w1: f64, r: &mut Report) {
             };
             acc[i] += b - a;
         }
+    };
+    for (t, _, ev) in evs {
+        close(t, last, writers, readers, waiting);
         last = last.max(t);
         match ev {
             Ev::Try => waiting += 1,
@@ -439,19 +443,7 @@ fn shares(secs: &[Sec], w0: f64, w1: f64, r: &mut Report) {
             Ev::Exit(false) => writers -= 1,
         }
     }
-    if last < w1 {
-        acc[if writers > 0 {
-            0
-        } else if readers > 1 {
-            2
-        } else if readers == 1 {
-            1
-        } else if waiting > 0 {
-            3
-        } else {
-            4
-        }] += w1 - last;
-    }
+    close(w1, last, writers, readers, waiting);
     let total: f64 = acc.iter().sum();
     if total > 0.0 {
         [
