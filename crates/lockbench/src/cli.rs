@@ -430,7 +430,6 @@ fn print_report(s: &Session, format: Format, out: &mut dyn Write) -> Result<(), 
     r.map_err(|e| format!("writing output: {e}"))
 }
 
-/// Execute a parsed command line. Errors are for the user (exit 1).
 /// `lockbench timeline`: record, analyse, print (and write the raw stamps).
 fn timeline(t: &TimelineArgs, out: &mut dyn Write) -> Result<(), String> {
     let info = locks::find(&t.lock).ok_or_else(|| format!("unknown lock {}", t.lock))?;
@@ -472,6 +471,7 @@ fn timeline(t: &TimelineArgs, out: &mut dyn Write) -> Result<(), String> {
     Ok(())
 }
 
+/// Execute a parsed command line. Errors are for the user (exit 1).
 pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
     match cli.cmd {
         None => {

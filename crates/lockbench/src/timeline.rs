@@ -83,10 +83,10 @@ pub struct Recording {
 #[inline(always)]
 fn stamp() -> (u64, u16) {
     let mut aux = 0u32;
-    // SAFETY: rdtscp and lfence exist on every x86_64 CPU that Linux runs this on (rdtscp
-    // since 2006) and touch no memory but `aux`. rdtscp waits for the instructions before it;
-    // the lfence keeps the ones after it (the unlock after an `exit` stamp) from starting
-    // first. Linux puts the CPU number in the low 12 bits of `aux`.
+    // SAFETY: `record` checked that the CPU has rdtscp (lfence is in every x86_64 CPU); both
+    // touch no memory but `aux`. rdtscp waits for the instructions before it; the lfence
+    // keeps the ones after it (the unlock after an `exit` stamp) from starting first. Linux
+    // puts the CPU number in the low 12 bits of `aux`.
     let t = unsafe { core::arch::x86_64::__rdtscp(&mut aux) };
     // SAFETY: as above.
     unsafe { core::arch::x86_64::_mm_lfence() };
@@ -104,13 +104,34 @@ fn stamp() -> (u64, u16) {
     (t, cpu.max(0) as u16)
 }
 
+/// Does the CPU have `rdtscp` (CPUID 8000_0001h, EDX bit 27)? (Core 2 and older lack it.)
+#[cfg(target_arch = "x86_64")]
+#[allow(unused_unsafe)] // `__cpuid` is a safe function on newer toolchains
+fn has_rdtscp() -> bool {
+    // SAFETY: cpuid exists on every x86_64 CPU and has no side effects; leaf 8000_0001h is
+    // read only where the highest extended leaf (8000_0000h's EAX) includes it.
+    unsafe {
+        use core::arch::x86_64::__cpuid;
+        __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).edx & (1 << 27) != 0
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_rdtscp() -> bool {
+    true // (not used: the monotonic clock stamps)
+}
+
 #[inline(always)]
 fn ticks() -> u64 {
     stamp().0
 }
 
-/// Runs `cfg` on a fresh `L` and returns the stamps (`Err`: the exclusion check failed).
+/// Runs `cfg` on a fresh `L` and returns the stamps (`Err`: the exclusion check failed, or
+/// an x86_64 CPU without `rdtscp`).
 pub fn record<L: BenchLock>(cfg: &TimelineCfg) -> Result<Recording, String> {
+    if !has_rdtscp() {
+        return Err("this CPU has no rdtscp instruction, which timeline's stamps use".into());
+    }
     let n = cfg.threads.max(1);
     let lock = CachePadded(L::new());
     let excl = Excl::default();
