@@ -465,8 +465,9 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
         out,
         "\neff = kops/s ÷ bound; bound = best 1-thread kops/s of the cell × 1/((1-r) + r/p), \
          r = read fraction, p = min(threads, {} CPUs). STARVED: max ops/thread > 2 × min. \
-         cpus = CPU time of the workers ÷ the measured window. handovers/kop (feature `handovers`): exclusive \
-         entries by another thread than the previous exclusive one.",
+         cpus = CPU time of the workers ÷ the measured window. \
+         handovers/kop (feature `handovers`): exclusive entries by another thread than the \
+         previous exclusive one.",
         online_cpus()
     )?;
     Ok(())

@@ -126,6 +126,22 @@ fn ticks() -> u64 {
     stamp().0
 }
 
+/// The inside of a held section: the `enter` stamp, the exclusion check around `cs_load`
+/// pauses, the `exit` stamp (the caller's guard unlocks after it).
+#[inline(always)]
+fn section(
+    cs_load: u32,
+    check_in: impl FnOnce() -> Result<(), String>,
+    check_out: impl FnOnce() -> Result<(), String>,
+) -> (u64, u16, u64, Result<(), String>) {
+    let (enter, cpu_in) = stamp();
+    let r = check_in().and_then(|_| {
+        pause(cs_load);
+        check_out()
+    });
+    (enter, cpu_in, ticks(), r)
+}
+
 /// Runs `cfg` on a fresh `L` and returns the stamps (`Err`: the exclusion check failed, or
 /// an x86_64 CPU without `rdtscp`).
 pub fn record<L: BenchLock>(cfg: &TimelineCfg) -> Result<Recording, String> {
@@ -169,25 +185,11 @@ pub fn record<L: BenchLock>(cfg: &TimelineCfg) -> Result<Recording, String> {
                         };
                         let (try_at, cpu_try) = stamp();
                         let (enter, cpu_in, exit, r) = if read {
-                            let g = lock.read();
-                            let (enter, cpu_in) = stamp();
-                            let r = excl.read_enter().and_then(|_| {
-                                pause(cfg.cs_load);
-                                excl.read_exit()
-                            });
-                            let exit = ticks();
-                            drop(g);
-                            (enter, cpu_in, exit, r)
+                            let _g = lock.read();
+                            section(cfg.cs_load, || excl.read_enter(), || excl.read_exit())
                         } else {
-                            let g = lock.write();
-                            let (enter, cpu_in) = stamp();
-                            let r = excl.write_enter().and_then(|_| {
-                                pause(cfg.cs_load);
-                                excl.write_exit()
-                            });
-                            let exit = ticks();
-                            drop(g);
-                            (enter, cpu_in, exit, r)
+                            let _g = lock.write();
+                            section(cfg.cs_load, || excl.write_enter(), || excl.write_exit())
                         };
                         let done = ticks();
                         *st = Stamp {

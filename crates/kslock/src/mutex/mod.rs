@@ -276,14 +276,14 @@
 //! Session 14: lockbench counts **handovers** (exclusive entries by another thread than the
 //! previous one, `handovers/kop`, for every lock; build it with `--features handovers`).
 //! `lockbench matrix --locks kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32,96
-//! --cs-load 1,100 --secs 0.5 --repeat 3` on `2a4be05`: at CS load 1 the kslock mutex hands over 11.1 / 11.1 / 10.7 /
-//! 2.9 times per kop at 2 / 8 / 32 / 96 threads, parking_lot 7.0 / 3.5 / 3.4 / 2.1, at 0.93x /
-//! 0.72x / 0.77x / 0.89x its throughput: each handover beyond parking_lot's costs ≈ 2.3 µs of
-//! lock time at 8 threads, far more than the line transfer itself. At CS load 100 it is the
-//! other way round (kslock 4–24 per kop, parking_lot 23–473). Six variants, kslock ÷
-//! parking_lot in the same run, medians of 4–6 runs per side (`scripts/ab-ratio.py` over
-//! subsets of `--threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,10,100 --secs 0.4`),
-//! none adopted:
+//! --cs-load 1,100 --secs 0.5 --repeat 3` on `2a4be05`: at CS load 1 the kslock mutex hands
+//! over 11.1 / 11.1 / 10.7 / 2.9 times per kop at 2 / 8 / 32 / 96 threads, parking_lot 7.0 /
+//! 3.5 / 3.4 / 2.1, at 0.93x / 0.72x / 0.77x / 0.89x its throughput: each handover beyond
+//! parking_lot's costs ≈ 2.3 µs of lock time at 8 threads, far more than the line transfer
+//! itself. At CS load 100 it is the other way round (kslock 4–24 per kop, parking_lot
+//! 23–473). Six variants, kslock ÷ parking_lot in the same run, medians of 4–6 runs per side
+//! (`scripts/ab-ratio.py` over subsets of `--threads 2,8,32,96 --cs-load 1,20,100
+//! --outside-load 0,10,100 --secs 0.4`), none adopted:
 //!
 //! | variant | CS load 1, no outside work, 8 / 32 / 96 thr | the cost |
 //! |---|---|---|
