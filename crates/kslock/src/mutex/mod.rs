@@ -129,10 +129,10 @@
 //! run until the scheduler's tick preempts them: turns of 3–4 ms (README, known gaps) that
 //! nothing in the lock ended. The yield lets such a head run and ask for its handover; with
 //! nobody else runnable on the CPU it returns at once (≈ 0.5 µs a millisecond). Cost on the
-//! fast path: before the release CAS, one load of the wait list's word (the same cache line)
-//! and, when someone waits, a thread-local countdown; the clock is read about every 2 µs (the
-//! turn's checks, module doc of `turn`). The running time restarts at every kslock futex wait
-//! of the thread and after each such yield.
+//! fast path: a thread-local countdown at every release; at every `every`-th release (the
+//! turn's checks, module doc of `turn`, about every 2 µs) one load of the wait list's word and,
+//! when someone waits, a clock read (the order matters: "One transfer per unlock" below). The
+//! running time restarts at every kslock futex wait of the thread and after each such yield.
 //!
 //! A/B (`KSLOCK_OFF=run_limit`, the kslock mutex alone, runs alternated, medians, on ÷ off;
 //! max/min per-thread operations on / off):
@@ -149,6 +149,26 @@
 //! alternated, four runs each): 5.75–5.83 ns with it, 5.55–5.68 ns before (parking_lot
 //! 5.61–5.95 ns). The test `mutex_run_limit` bounds the spread with 96 threads and work
 //! outside the lock.
+//!
+//! # One transfer per unlock
+//!
+//! The release CAS is the unlock's first access to the lock's line, as in the rwsem (module doc
+//! of [`crate::rwsem`], "One transfer per unlock"): the turn's countdown is thread-local and
+//! comes first, and the wait list's word (same line) is loaded only at a due check. Before
+//! (`e6513f1`–`441473b`) every release loaded the list word first: when another CPU had touched
+//! the line during the section, the load fetched it shared and the CAS fetched it again. A
+//! profile of the 8-thread CS load 1 cell (`perf record -e cpu-clock`, `lockbench matrix
+//! --locks kslock-mutex --threads 8 --cs-load 1 --secs 3`) put 11% of the benchmark loop's
+//! samples on that load, 22% on the release CAS and 7% on the lock CAS (parking_lot's loop: 20%
+//! and 7%); after the change, 28% on the release CAS and none on a load. A/B, binaries
+//! alternated, six runs each, kslock ÷ the best peer in the same run, medians
+//! (`scripts/ab-ratio.py 6 … -- matrix --locks kslock-mutex,parking-lot-mutex,std-mutex
+//! --threads 2,8,32,96 --cs-load 1,20,100 --secs 0.4 --warmup 0.1`): CS load 1 at 2 / 8 / 32 /
+//! 96 threads 0.99 / 0.95 / 0.75 / 0.81 → 0.97 / 0.96 / 0.83 / 0.92 (kslock 16.7k / 20.8k →
+//! 22.1k / 24.6k kops/s at 32 / 96 threads), CS load 20 and 100 0.93–1.30 → 0.94–1.31,
+//! geo-mean of the 12 cells 1.005 → 1.028; with `--outside-load 0,10` (24 cells, four runs
+//! each) 1.035 → 1.058. Uncontended (`--threads 1 --cs-load 0`, five runs each): kslock ÷
+//! parking_lot 0.72–1.00 after, 0.74–1.20 before.
 //!
 //! # No lost wakeup
 //!
@@ -506,7 +526,10 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// every few releases check the owner's turn first (`turn`): its end hands the lock over.
     #[inline]
     fn release(&self, fair: bool) {
-        if !fair && !self.list.is_empty() && turn::due_now() {
+        // The countdown (thread-local) first, the wait list's word only when a check is due:
+        // the release CAS must be the first access to the lock's line (module doc, "One
+        // transfer per unlock").
+        if !fair && turn::due_now() && !self.list.is_empty() {
             return self.release_checked();
         }
         self.release_now(fair);
@@ -534,7 +557,9 @@ impl<P: MutexPolicy> RawMutex<P> {
     #[inline]
     pub fn unlock_if_owned(&self) -> bool {
         let me = current_word();
-        if owner_of(self.owner.load(Relaxed)) == me && !self.list.is_empty() && turn::due_now() {
+        // The countdown first: the lock's line is touched first by the CAS ("One transfer per
+        // unlock" in the module doc), except at a due check.
+        if turn::due_now() && !self.list.is_empty() && owner_of(self.owner.load(Relaxed)) == me {
             self.release_checked();
             return true;
         }

@@ -7,8 +7,9 @@
 //! successor; it writes both into the grantee's wait node before the grant, and the grantee
 //! copies them into its record at the pick-up ([`begin`]).
 //!
-//! The owner checks its turn on its unlock fast path while anyone waits: every `every`-th such
-//! release it reads the clock ([`due_now`], a thread-local countdown) and decides ([`verdict`]).
+//! The owner checks its turn on its unlock fast path: every `every`-th release ([`due_now`], a
+//! thread-local countdown) it loads the wait list's word and, if anyone waits, reads the clock
+//! and decides ([`verdict`]).
 //! `every` adapts so that the checks come about [`CHECK_NS`] apart whatever the section length
 //! (one clock read, ≈ 23 ns, per ≈ 2 µs: ≈ 1% at the shortest sections).
 //!
@@ -142,7 +143,8 @@ pub(super) fn begin(me: &ThreadRec, lock: usize, t: Turn) {
     me.set_turn(if t.end == 0 { 0 } else { lock }, t);
 }
 
-/// Is a clock check due at this release of a lock with waiters? (A thread-local countdown.)
+/// Is a check due at this release? (A thread-local countdown over all of the thread's mutex
+/// releases; the caller then loads the wait list's word and checks only if anyone waits.)
 #[inline]
 pub(super) fn due_now() -> bool {
     crate::thread::count_run_check()

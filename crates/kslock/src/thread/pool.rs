@@ -131,9 +131,9 @@ thread_local! {
     static RUN_CHECKS: Cell<(u32, u32)> = const { Cell::new((1, 1)) };
 }
 
-/// Counts one release of a mutex with waiters by the calling thread; `true` when the owner's
-/// clock check is due (module doc of `crate::mutex::turn`): every `every`-th such release,
-/// `every` set by [`adapt_run_checks`].
+/// Counts one mutex release by the calling thread; `true` at every `every`-th (`every` set by
+/// [`adapt_run_checks`]): the owner's check is due there if the mutex has waiters (module doc
+/// of `crate::mutex::turn`).
 #[inline]
 pub(crate) fn count_run_check() -> bool {
     RUN_CHECKS.with(|c| {
