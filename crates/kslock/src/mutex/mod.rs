@@ -526,13 +526,19 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// every few releases check the owner's turn first (`turn`): its end hands the lock over.
     #[inline]
     fn release(&self, fair: bool) {
-        // The countdown (thread-local) first, the wait list's word only when a check is due:
-        // the release CAS must be the first access to the lock's line (module doc, "One
-        // transfer per unlock").
-        if !fair && turn::due_now() && !self.list.is_empty() {
+        if !fair && self.check_due() {
             return self.release_checked();
         }
         self.release_now(fair);
+    }
+
+    /// Is the owner's turn check (module doc of `turn`) due at this release? The countdown
+    /// (thread-local) first, the wait list's word only when it runs out: outside a due check
+    /// the release CAS must be the unlock's first access to the lock's line (module doc, "One
+    /// transfer per unlock").
+    #[inline]
+    fn check_due(&self) -> bool {
+        turn::due_now() && !self.list.is_empty()
     }
 
     /// The release itself: the CAS to 0, or the slow path when it fails (flags set) or for a
@@ -557,9 +563,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     #[inline]
     pub fn unlock_if_owned(&self) -> bool {
         let me = current_word();
-        // The countdown first: the lock's line is touched first by the CAS ("One transfer per
-        // unlock" in the module doc), except at a due check.
-        if turn::due_now() && !self.list.is_empty() && owner_of(self.owner.load(Relaxed)) == me {
+        if self.check_due() && owner_of(self.owner.load(Relaxed)) == me {
             self.release_checked();
             return true;
         }
