@@ -190,6 +190,22 @@
 //! reader transfer from 0.69 to 0.12 µs and the lock's idle share from 9.4% to 4.4%; the
 //! unpaired reads stayed (27% of the time one reader).
 //!
+//! Session 17 measured the readers' drain instead of guessing it: the spinning writer timed
+//! the span from raising `WRITER_WANT` to taking the lock and kept an average in the lock
+//! (8 spare bits of `aux`, 32 ns units), and skipped its first yield where that average lay in
+//! a window (temporary switch, `scripts/ab-ratio.py 3 "base,…" -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32,96 --cs-load
+//! 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.1`, kslock ÷ best peer, medians of three):
+//!
+//! | spin first while the drain is | 90% reads, CS 20, 8 / 32 / 96 thr | elsewhere | geo-mean, 24 cells |
+//! |---|---|---|---|
+//! | ≥ 350 ns | 1.26 / 1.35 / 1.35 → 1.48 / 1.52 / 1.42 | 96 thr, 90% reads, CS 100: max/min per-thread ops 1.9 → 7.0, p99.9 wait 3.1 → 33.6 ms | 1.101 → 1.118 |
+//! | 350 ns – 1/16 of the spin cap (≈ 1.25 µs) | → 1.48 / 1.38 / 1.48 | same cell: max/min 4.1, p99.9 15.7 ms | 1.101 → 1.121 |
+//! | 350 ns – 1/32 of the cap (≈ 625 ns), a second invocation | 1.43 / 1.39 / 1.35 → 1.62 / 1.40 / 1.45 | 90% reads, CS 1 at 2 / 96 thr 1.08 / 1.09 → 0.98 / 0.99; 96 thr, 90%, CS 100 1.36 → 1.22; 96 thr, 90%, CS 20 max/min 1.3 → 2.5 | 1.113 → 1.112 |
+//!
+//! The writers that spin at once win the long-section cells and take the lock past the queue
+//! often enough to break the fairness bound at 96 threads; not adopted.
+//!
 //! **Writer waiting**: a head writer that finds the lock held by readers only raises `HANDOFF`
 //! at once (it is awake; the readers drain within one read section); against a writer owner it
 //! waits for its timeout, as the kernel does. With `HANDOFF` set it spins on the owner
