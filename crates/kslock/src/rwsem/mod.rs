@@ -206,6 +206,20 @@
 //! The writers that spin at once win the long-section cells and take the lock past the queue
 //! often enough to break the fairness bound at 96 threads; not adopted.
 //!
+//! Session 18, three more, each behind a temporary switch (`scripts/ab-ratio.py 3 "base,…" --
+//! matrix --locks kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads
+//! 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.1`, kslock ÷ best
+//! peer, medians of three; geo-mean of the 24 cells): polls of an unchanged owner and of the
+//! draining readers at most 8 pauses apart instead of 32, 1.100 → 1.105 (2 threads, CS load
+//! 20: 0.97 / 0.94 → 1.02 / 1.06 at 50% / 90% reads; 2 threads, 50% reads, CS load 1 0.90 →
+//! 0.84); a proportional backoff (the next poll `waited / d` pauses after the last, 1–32, so
+//! the overshoot is about 1/(2d) of the wait instead of half of it), 1.107 → 1.094 (d = 4) and
+//! 1.099 (d = 2); no OSQ join and leave where the admission allows one spinner (two vCPUs:
+//! the admission count alone makes the spinner unique, two RMWs on the lock's line fewer per
+//! spin), 1.085 → 1.130 in one invocation and 1.128 → 1.106 in a second with four runs per
+//! side (the mutex's session 14 found the same for it). None adopted: the cells move by more
+//! between invocations than these changes move them.
+//!
 //! **Writer waiting**: a head writer that finds the lock held by readers only raises `HANDOFF`
 //! at once (it is awake; the readers drain within one read section); against a writer owner it
 //! waits for its timeout, as the kernel does. With `HANDOFF` set it spins on the owner
