@@ -222,7 +222,7 @@
 //! parking_lot beside): 0.97–1.11 with outside load 100, 0.97–1.08 without at 8–96 threads
 //! (parking_lot's own cells moved 0.94–1.08 between the sides), 0.92–1.01 at 2 threads.
 //!
-//! Mechanisms tried and dropped, each with its measurement (sessions 4–17), are in
+//! Mechanisms tried and dropped, each with its measurement (from session 4 on), are in
 //! `docs/mutex-tried.md` in the repository.
 //!
 //! # Memory orderings
