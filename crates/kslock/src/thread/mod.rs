@@ -58,6 +58,8 @@ use crate::sys::{self, Deadline, TimedOut};
 use core::ptr;
 
 #[cfg(not(kslock_loom))]
+mod hot;
+#[cfg(not(kslock_loom))]
 mod pool;
 #[cfg(not(kslock_loom))]
 pub(crate) use pool::{

@@ -27,8 +27,8 @@
 //!
 //! So registration arms a `pthread_key` (`KEY`, its value the record id) whose destructor does
 //! not free the record but pushes it on the **exit list** (`EXITED`) and leaves the thread's
-//! `ME` as it is: whatever the thread locks until it is really gone uses the same record and
-//! owner word. A registration that comes late (in a key destructor, even in the key's own
+//! hot words ([`hot`]) as they are: whatever the thread locks until it is really gone uses the
+//! same record and owner word. A registration that comes late (in a key destructor, even in the key's own
 //! round) arms the key again and so is still seen by a later round. [`register`], when the
 //! free list is empty, walks the exit list and moves every record whose thread no longer exists
 //! (`tgkill(pid, tid, 0)` fails with `ESRCH`: the kernel unhashed it, no code of it can run) to
@@ -75,6 +75,7 @@
 //! * **kslock's own state** is all atomics (this pool, the spin calibration, the rseq offset),
 //!   with no lock a thread could hold across the fork.
 
+use super::hot::{self, Me};
 use super::{owner_word, ThreadRec, MAX_ID};
 use crate::sync::AtomicU32;
 use core::ptr;
@@ -117,18 +118,8 @@ static EXITED: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::ne
 /// Records not on the free list (for tests).
 pub(crate) static LIVE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
-/// The calling thread's record and owner word (null/0 before registration).
-#[derive(Clone, Copy)]
-struct Me {
-    rec: *const ThreadRec,
-    word: u64,
-}
-
 thread_local! {
-    static ME: Cell<Me> = const { Cell::new(Me { rec: ptr::null(), word: 0 }) };
     static RELEASE: Releaser = const { Releaser(Cell::new(0)) };
-    /// (releases left before the next clock check, releases between two checks)
-    static RUN_CHECKS: Cell<(u32, u32)> = const { Cell::new((1, 1)) };
 }
 
 /// Counts one mutex release by the calling thread; `true` at every `every`-th (`every` set by
@@ -136,32 +127,28 @@ thread_local! {
 /// of `crate::mutex::turn`).
 #[inline]
 pub(crate) fn count_run_check() -> bool {
-    RUN_CHECKS.with(|c| {
-        let (left, every) = c.get();
-        if left <= 1 {
-            c.set((every, every));
-            true
-        } else {
-            c.set((left - 1, every));
-            false
-        }
-    })
+    let (left, every) = hot::checks();
+    if left == 1 {
+        hot::set_checks(every, every);
+        true
+    } else {
+        hot::set_checks(left - 1, every);
+        false
+    }
 }
 
 /// After a clock check that came `since_ns` after the previous one: doubles or halves the
 /// releases between two checks so that they come about `target_ns` apart (1 ..= `max`).
 pub(crate) fn adapt_run_checks(since_ns: u64, target_ns: u64, max: u32) {
-    RUN_CHECKS.with(|c| {
-        let (left, every) = c.get();
-        let every = if since_ns < target_ns / 2 {
-            (every * 2).min(max)
-        } else if since_ns > target_ns * 2 {
-            (every / 2).max(1)
-        } else {
-            every
-        };
-        c.set((left.min(every), every));
-    })
+    let (left, every) = hot::checks();
+    let every = if since_ns < target_ns / 2 {
+        (every * 2).min(max)
+    } else if since_ns > target_ns * 2 {
+        (every / 2).max(1)
+    } else {
+        every
+    };
+    hot::set_checks(left.min(every), every);
 }
 
 /// Without an exit key: puts the record on the exit list when the thread's thread-locals are
@@ -209,10 +196,10 @@ pub(crate) fn by_id(id: u32) -> &'static ThreadRec {
 /// The calling thread's record, registering the thread on first use.
 #[inline]
 pub(crate) fn current() -> &'static ThreadRec {
-    let m = ME.with(Cell::get);
-    if !m.rec.is_null() {
-        // SAFETY: ME only ever holds pointers to pool records, which live forever.
-        return unsafe { &*m.rec };
+    let rec = hot::me().rec;
+    if !rec.is_null() {
+        // SAFETY: the hot words only ever hold pointers to pool records, which live forever.
+        return unsafe { &*rec };
     }
     register().0
 }
@@ -220,9 +207,9 @@ pub(crate) fn current() -> &'static ThreadRec {
 /// The calling thread's owner word (module doc of [`super`]), registering it on first use.
 #[inline]
 pub(crate) fn current_word() -> u64 {
-    let m = ME.with(Cell::get);
-    if m.word != 0 {
-        return m.word;
+    let word = hot::word();
+    if word != 0 {
+        return word;
     }
     register().1
 }
@@ -262,11 +249,9 @@ fn register() -> (&'static ThreadRec, u64) {
     // Publish to TLS before anything that may allocate (the TLS destructor registration below,
     // pthread_atfork): an allocator whose mutexes are kslock locks re-enters here and must find
     // the thread registered.
-    ME.with(|m| {
-        m.set(Me {
-            rec: rec as *const ThreadRec,
-            word,
-        })
+    hot::set_me(Me {
+        rec: rec as *const ThreadRec,
+        word,
     });
     rec.tid.store(gettid(), Relaxed);
     LIVE.fetch_add(1, Relaxed);
@@ -280,7 +265,7 @@ fn arm_exit(id: u32) {
     if KEY_OK.load(Relaxed) == 1 {
         // SAFETY: KEY is a live key (created once, never deleted); the value is an id, not a
         // pointer anyone dereferences. glibc may allocate a second-level block here for keys
-        // past the first 32: ME is already published, so an allocator re-entering kslock finds
+        // past the first 32: the record is already published, so an allocator re-entering kslock finds
         // the thread registered.
         let r = unsafe {
             libc::pthread_setspecific(KEY.load(Relaxed), id as usize as *const libc::c_void)
@@ -489,7 +474,7 @@ fn set_up_hooks() {
 extern "C" fn prepare() {
     // SeqCst: the Dekker pair with `slow_enter` (its swap of `in_slow` and load of FORKING).
     FORKING.fetch_add(1, SeqCst);
-    let me = ME.try_with(Cell::get).map_or(ptr::null(), |m| m.rec);
+    let me = hot::me().rec;
     let hwm = HWM.load(SeqCst);
     for id in 1..=hwm {
         let Some(rec) = try_by_id(id) else { continue };
@@ -513,8 +498,8 @@ extern "C" fn parent() {
 extern "C" fn child() {
     let epoch = EPOCH.load(Relaxed).wrapping_add(1);
     EPOCH.store(epoch, Relaxed);
-    let me = ME.try_with(Cell::get).map_or(ptr::null(), |m| m.rec);
-    // SAFETY: ME holds null or a pool record.
+    let me = hot::me().rec;
+    // SAFETY: the hot words hold null or a pool record.
     let live = match unsafe { me.as_ref() } {
         Some(rec) => {
             rec.epoch.store(epoch, Relaxed);

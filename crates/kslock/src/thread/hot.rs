@@ -1,0 +1,213 @@
+//! The calling thread's hot per-thread words: its record and owner word, read by every lock
+//! and unlock, and the mutex release countdown of `crate::mutex::turn`, counted by every mutex
+//! unlock. All-zero is the initial state of a thread that has not registered yet.
+//!
+//! # Where they live
+//!
+//! On x86_64 Linux with glibc they sit in a static TLS block of their own, declared in assembly
+//! and reached with the *initial-exec* TLS model: the block's offset from the thread pointer
+//! comes from the GOT (the static linker turns that into a constant in an executable), and each
+//! word is one `%fs`-relative load or store; no call. Rust's `thread_local!` picks the model
+//! from the crate type: in a shared library (`libkslock.so`, the pthread preload) it is
+//! *general-dynamic*, a call to `__tls_get_addr` per access. Every `pthread_mutex_lock` /
+//! `unlock` pair under the preload made three of them (the owner word at the lock, the owner
+//! word and the countdown at the unlock), and 24% of the samples of an uncontended loop were
+//! in `__tls_get_addr` itself. A C loop of 50M uncontended pairs (one CPU, `taskset -c 1`, five
+//! rounds alternating glibc, the preload before and after, in the VM's slow phase): glibc
+//! 10.8–11.5 ns a pair, the preload 24.2–24.8 ns before (`ebcc7be`), 14.9–15.7 ns after; in a
+//! faster phase, one at a time, 15.3–16.2 ns before against glibc's 8.0–9.0 ns. In an
+//! executable (lockbench) the words cost what `thread_local!` did (1-thread lock + unlock,
+//! old and new binaries pinned to the two CPUs at once and swapped, six pairs: 9.1 vs 9.3 ns
+//! on average, within the pairs' spread).
+//!
+//! A shared library with initial-exec TLS takes its block from the static TLS area that glibc
+//! sets up at program start (`DF_STATIC_TLS`): loaded with the program or `LD_PRELOAD`ed it is
+//! part of that area; `dlopen`ed later it is carved from glibc's reserve for this case
+//! (`glibc.rtld.optional_static_tls`, 512 bytes by default), which these 24 bytes fit unless
+//! other such libraries used it up, and `dlopen` then fails with a clear error rather than
+//! misbehaving. Elsewhere the words are a plain `thread_local!`.
+
+use super::ThreadRec;
+
+/// A registered thread's record and owner word (null / 0 before registration).
+#[derive(Clone, Copy)]
+pub(super) struct Me {
+    pub(super) rec: *const ThreadRec,
+    pub(super) word: u64,
+}
+
+// The block's layout (24 bytes, all-zero at thread start): the record pointer at 0, the owner
+// word at 8, the countdown at 16 (releases left in the low half, releases between two checks in
+// the high half; 0 in either reads as 1).
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+mod imp {
+    // One 24-byte block in `.tbss` (zero-filled for every thread), hidden so that each shared
+    // object that links kslock has its own, as with `thread_local!`. The version in the name
+    // keeps two kslock versions in one program apart.
+    core::arch::global_asm!(
+        ".pushsection .tbss.kslock_hot_v0_1,\"awT\",@nobits",
+        ".p2align 3",
+        ".globl kslock_hot_v0_1",
+        ".hidden kslock_hot_v0_1",
+        ".type kslock_hot_v0_1,@object",
+        ".size kslock_hot_v0_1,24",
+        "kslock_hot_v0_1:",
+        ".skip 24",
+        ".popsection",
+        options(att_syntax),
+    );
+
+    /// Loads the word at byte `$off` of this thread's block: the block's offset from the
+    /// thread pointer (from the GOT, initial-exec; a constant in an executable), then one
+    /// `%fs`-relative load.
+    macro_rules! load {
+        ($off:literal) => {{
+            let v: u64;
+            // SAFETY: reads this thread's own block, which exists (static TLS) from the thread's
+            // start to its end, and the GOT; no stack, no writes.
+            unsafe {
+                core::arch::asm!(
+                    "movq kslock_hot_v0_1@GOTTPOFF(%rip), {v}",
+                    concat!("movq %fs:", $off, "({v}), {v}"),
+                    v = out(reg) v,
+                    options(att_syntax, pure, readonly, nostack, preserves_flags),
+                );
+            }
+            v
+        }};
+    }
+
+    /// Stores `$val` (a `u64`) at byte `$off` of this thread's block.
+    macro_rules! store {
+        ($off:literal, $val:expr) => {{
+            let v: u64 = $val;
+            // SAFETY: writes this thread's own block (see `load!`); nothing else lives there,
+            // and only this thread reaches it.
+            unsafe {
+                core::arch::asm!(
+                    "movq kslock_hot_v0_1@GOTTPOFF(%rip), {p}",
+                    concat!("movq {v}, %fs:", $off, "({p})"),
+                    p = out(reg) _,
+                    v = in(reg) v,
+                    options(att_syntax, nostack, preserves_flags),
+                );
+            }
+        }};
+    }
+
+    #[inline(always)]
+    pub(super) fn rec() -> u64 {
+        load!("0")
+    }
+    #[inline(always)]
+    pub(super) fn word() -> u64 {
+        load!("8")
+    }
+    #[inline(always)]
+    pub(super) fn checks() -> u64 {
+        load!("16")
+    }
+    #[inline(always)]
+    pub(super) fn set_me(rec: u64, word: u64) {
+        store!("0", rec);
+        store!("8", word);
+    }
+    #[inline(always)]
+    pub(super) fn set_checks(c: u64) {
+        store!("16", c)
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu")))]
+mod imp {
+    use core::cell::Cell;
+
+    std::thread_local! {
+        /// The block's three words (module doc of `super`); no destructor, so `with` never
+        /// fails.
+        static HOT: [Cell<u64>; 3] = const { [const { Cell::new(0) }; 3] };
+    }
+
+    #[inline(always)]
+    pub(super) fn rec() -> u64 {
+        HOT.with(|h| h[0].get())
+    }
+    #[inline(always)]
+    pub(super) fn word() -> u64 {
+        HOT.with(|h| h[1].get())
+    }
+    #[inline(always)]
+    pub(super) fn checks() -> u64 {
+        HOT.with(|h| h[2].get())
+    }
+    #[inline(always)]
+    pub(super) fn set_me(rec: u64, word: u64) {
+        HOT.with(|h| {
+            h[0].set(rec);
+            h[1].set(word);
+        })
+    }
+    #[inline(always)]
+    pub(super) fn set_checks(c: u64) {
+        HOT.with(|h| h[2].set(c))
+    }
+}
+
+/// The calling thread's record and owner word (null / 0 before it registered).
+#[inline(always)]
+pub(super) fn me() -> Me {
+    Me {
+        rec: imp::rec() as usize as *const ThreadRec,
+        word: imp::word(),
+    }
+}
+
+/// The calling thread's owner word (0 before it registered).
+#[inline(always)]
+pub(super) fn word() -> u64 {
+    imp::word()
+}
+
+/// Publishes the calling thread's record and owner word (registration).
+#[inline]
+pub(super) fn set_me(m: Me) {
+    imp::set_me(m.rec as usize as u64, m.word)
+}
+
+/// The release countdown: (releases left before the next check, releases between two checks),
+/// each at least 1.
+#[inline(always)]
+pub(super) fn checks() -> (u32, u32) {
+    let c = imp::checks();
+    ((c as u32).max(1), ((c >> 32) as u32).max(1))
+}
+
+/// Sets the release countdown.
+#[inline(always)]
+pub(super) fn set_checks(left: u32, every: u32) {
+    imp::set_checks(u64::from(every) << 32 | u64::from(left))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_thread_starts_zeroed_and_keeps_its_own_words() {
+        set_checks(7, 9);
+        let other = std::thread::spawn(|| {
+            let fresh = (imp::rec(), imp::word(), imp::checks(), checks());
+            set_checks(1, 2);
+            set_me(Me {
+                rec: core::ptr::null(),
+                word: 5,
+            });
+            (fresh, word())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(other, ((0, 0, 0, (1, 1)), 5));
+        assert_eq!(checks(), (7, 9));
+    }
+}
