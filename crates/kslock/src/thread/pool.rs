@@ -28,14 +28,14 @@
 //! So registration arms a `pthread_key` (`KEY`, its value the record id) whose destructor does
 //! not free the record but pushes it on the **exit list** (`EXITED`) and leaves the thread's
 //! hot words ([`hot`]) as they are: whatever the thread locks until it is really gone uses the
-//! same record and owner word. A registration that comes late (in a key destructor, even in the key's own
-//! round) arms the key again and so is still seen by a later round. [`register`], when the
-//! free list is empty, walks the exit list and moves every record whose thread no longer exists
-//! (`tgkill(pid, tid, 0)` fails with `ESRCH`: the kernel unhashed it, no code of it can run) to
-//! the free list; a tid reused by a new thread of the process only delays that. Ghost records
-//! (after `fork()`) on the exit list are dropped: they are never reused. Without a key (the
-//! process used up `PTHREAD_KEYS_MAX`), a Rust thread-local destructor arms the exit list
-//! instead. What remains unreturned: a thread whose *first* kslock lock comes after its last
+//! same record and owner word. A registration that comes late (in a key destructor, even in the
+//! key's own round) arms the key again and so is still seen by a later round. [`register`],
+//! when the free list is empty, walks the exit list and moves every record whose thread no
+//! longer exists (`tgkill(pid, tid, 0)` fails with `ESRCH`: the kernel unhashed it, no code of
+//! it can run) to the free list; a tid reused by a new thread of the process only delays that.
+//! Ghost records (after `fork()`) on the exit list are dropped: they are never reused. Without a
+//! key (the process used up `PTHREAD_KEYS_MAX`), a Rust thread-local destructor arms the exit
+//! list instead. What remains unreturned: a thread whose *first* kslock lock comes after its last
 //! destructor round (glibc's own clean-up after the key destructors), one record per such
 //! exit.
 //!
@@ -265,8 +265,8 @@ fn arm_exit(id: u32) {
     if KEY_OK.load(Relaxed) == 1 {
         // SAFETY: KEY is a live key (created once, never deleted); the value is an id, not a
         // pointer anyone dereferences. glibc may allocate a second-level block here for keys
-        // past the first 32: the record is already published, so an allocator re-entering kslock finds
-        // the thread registered.
+        // past the first 32: the hot words are already published, so an allocator re-entering
+        // kslock finds the thread registered.
         let r = unsafe {
             libc::pthread_setspecific(KEY.load(Relaxed), id as usize as *const libc::c_void)
         };
