@@ -228,15 +228,31 @@ fn relock(p: &PMutex, t: Type, timeout: Option<core::time::Duration>) -> c_int {
 /// POSIX's contract.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_mutex_lock(m: *mut libc::pthread_mutex_t) -> c_int {
+    // The uncontended case first, in a function with no call but the tail call below: a free
+    // kslock mutex (a thread never holds a mutex it finds free).
+    // SAFETY: caller contract.
+    if let Route::Kslock(p, _) = unsafe { route(m) } {
+        if p.raw.try_lock() {
+            return 0;
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { mutex_lock_slow(m) }
+}
+
+/// `pthread_mutex_lock` past a failed first try (or on a glibc-served mutex).
+///
+/// # Safety
+/// POSIX's contract.
+#[cold]
+#[inline(never)]
+unsafe fn mutex_lock_slow(m: *mut libc::pthread_mutex_t) -> c_int {
     // SAFETY: caller contract.
     match unsafe { route(m) } {
         // SAFETY: caller contract.
         Route::Glibc => unsafe { forward::mutex_lock(m) },
         Route::Kslock(p, t) => {
-            // A free mutex first: one CAS (a thread never holds a mutex it finds free).
-            if p.raw.try_lock() {
-                return 0;
-            }
+            // (The free mutex was tried by the caller.)
             if p.raw.is_owned_by_current_thread() {
                 return relock(p, t, None);
             }
@@ -346,6 +362,25 @@ pub unsafe extern "C" fn pthread_mutex_clocklock(
 /// POSIX's contract.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> c_int {
+    // The common case first, as in `pthread_mutex_lock`: the holder's unlock of a normal or
+    // error-checking mutex (a recursive one may have a depth to count down).
+    // SAFETY: caller contract.
+    if let Route::Kslock(p, t) = unsafe { route(m) } {
+        if t != Type::Recursive && p.raw.unlock_if_owned() {
+            return 0;
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { mutex_unlock_slow(m) }
+}
+
+/// `pthread_mutex_unlock` past the common case (or on a glibc-served mutex).
+///
+/// # Safety
+/// POSIX's contract.
+#[cold]
+#[inline(never)]
+unsafe fn mutex_unlock_slow(m: *mut libc::pthread_mutex_t) -> c_int {
     // SAFETY: caller contract.
     match unsafe { route(m) } {
         // SAFETY: caller contract.
