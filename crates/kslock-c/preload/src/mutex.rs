@@ -228,8 +228,9 @@ fn relock(p: &PMutex, t: Type, timeout: Option<core::time::Duration>) -> c_int {
 /// POSIX's contract.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_mutex_lock(m: *mut libc::pthread_mutex_t) -> c_int {
-    // The uncontended case first, in a function with no call but the tail call below: a free
-    // kslock mutex (a thread never holds a mutex it finds free).
+    // The uncontended case first, in a function that saves two registers instead of the
+    // slow paths' five (they live in a cold function): a free kslock mutex (a thread never
+    // holds a mutex it finds free).
     // SAFETY: caller contract.
     if let Route::Kslock(p, _) = unsafe { route(m) } {
         if p.raw.try_lock() {
