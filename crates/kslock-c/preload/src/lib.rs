@@ -14,7 +14,7 @@
 //! | object | kslock when | glibc when | where the route is read |
 //! |--------|-------------|------------|-------------------------|
 //! | mutex | kind 0–3 (normal, recursive, errorcheck, adaptive; static initialisers included) | process-shared, robust, priority-inherit or -protect (and destroyed: glibc then returns `EINVAL` as it would) | glibc's own `__kind` (bytes 16–19), where the static initialisers write the kind and which kslock's `RawMutex` leaves to its embedder |
-//! | rwlock | not process-shared | process-shared | bytes 40–47 (glibc's unused `__pad2`): `u64::MAX` = glibc, else the kslock writer's `pthread_self()` or 0 |
+//! | rwlock | not process-shared | process-shared | bytes 40–47 (glibc's unused `__pad2`): `u64::MAX` = glibc, else the kslock writer's thread pointer (`pthread_self()`'s value) or 0 |
 //! | cond | not process-shared | process-shared | bit 0 of bytes 36–39 (glibc's `__wrefs`, whose bit 0 glibc sets for process-shared condvars and never clears) |
 //!
 //! glibc's implementation of a fallback object is reached without `dlsym` ([`forward`]).

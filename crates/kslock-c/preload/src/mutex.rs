@@ -375,7 +375,9 @@ pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut libc::pthread_mutex_t) -> 
     unsafe { mutex_unlock_slow(m) }
 }
 
-/// `pthread_mutex_unlock` past the common case (or on a glibc-served mutex).
+/// `pthread_mutex_unlock` past the common case: a recursive mutex, a normal or error-checking
+/// one whose holder's release failed in the caller (this thread does not hold it), or a
+/// glibc-served mutex.
 ///
 /// # Safety
 /// POSIX's contract.
@@ -399,7 +401,8 @@ unsafe fn mutex_unlock_slow(m: *mut libc::pthread_mutex_t) -> c_int {
                     return 0;
                 }
             }
-            if p.raw.unlock_if_owned() {
+            // (The caller's release failed for the other kinds.)
+            if t == Type::Recursive && p.raw.unlock_if_owned() {
                 return 0;
             }
             // glibc lets any thread unlock a normal mutex (programs use it as a binary

@@ -6,7 +6,7 @@
 //! | bytes | field | meaning |
 //! |-------|-------|---------|
 //! | 0–39 | kslock `RawRwSem` | |
-//! | 40–47 | `tag` (glibc's unused `__pad2`) | `GLIBC` = glibc serves the object (process-shared); otherwise `pthread_self()` of the kslock writer, or 0 |
+//! | 40–47 | `tag` (glibc's unused `__pad2`) | `GLIBC` = glibc serves the object (process-shared); otherwise the kslock writer's tag (`me()`: its thread pointer, `pthread_self()`'s value), or 0 |
 //! | 48–51 | glibc's `__flags`: the kind, written by `pthread_rwlock_init` or by `PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP` | |
 //! | 52–55 | unused | |
 //!
@@ -15,7 +15,7 @@
 //! writer *holds* the lock, so a thread may nest read locks while a writer waits;
 //! `PREFER_WRITER_NONRECURSIVE` (2) takes them with `read_behind_waiters`, which also queues
 //! behind waiting writers, asleep or awake (kslock's plain `read` passes sleeping ones). `tag`
-//! is written only by the write holder and compared with the caller's own `pthread_self()`
+//! is written only by the write holder and compared with the caller's own tag (`me()`)
 //! (Relaxed: a thread only ever finds its own value by program order); `GLIBC` is written by
 //! `pthread_rwlock_init` before the object is shared.
 
