@@ -14,7 +14,7 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=preload/src");
     println!("cargo:rerun-if-changed=preload/Cargo.toml");
-    println!("cargo:rerun-if-changed=src/bind.rs");
+    println!("cargo:rerun-if-changed=src/admit.rs");
     println!("cargo:rerun-if-changed=src/time.rs");
     println!("cargo:rerun-if-changed=../kslock/src");
     println!("cargo:rerun-if-changed=../kslock/Cargo.toml");

@@ -1,25 +1,25 @@
-//! `kslock_cond_t`: kslock's [`Condvar`] plus the condvar ↔ mutex binding word.
+//! `kslock_cond_t`: kslock's [`Condvar`] plus its admission count.
 //!
-//! Layout (32 bytes, all-zero = no waiters): bytes 0–23 the `Condvar`, 24–31 the binding word
-//! (`bind.rs`: which mutex the current waiters use, and how many there are). A wait with a
-//! second mutex while waiters of the first remain returns `EINVAL` (POSIX leaves it undefined;
-//! kslock's condvar would treat it as a bug).
+//! Layout (32 bytes, all-zero = no waiters): bytes 0–23 the `Condvar`, 24–31 the admission
+//! count (`admit.rs`: how many waiters may still touch the condvar, for destroy). A wait with
+//! a second mutex while threads are blocked with the first returns `EINVAL` (POSIX leaves it
+//! undefined; kslock's condvar requeues onto one mutex).
 //!
 //! Broadcast does not stampede: kslock wakes one waiter and requeues the others onto the mutex.
 
 use core::ffi::c_int;
 use core::sync::atomic::AtomicU64;
 
-use kslock_core::Condvar;
+use kslock_core::{Condvar, Left};
 
 use crate::mutex::KslockMutex;
-use crate::{bind, ensure, obj, Timed};
+use crate::{admit, ensure, obj, Timed};
 
 /// The C type `kslock_cond_t`.
 #[repr(C)]
 pub struct KslockCond {
     cv: Condvar,
-    bind: AtomicU64,
+    admit: AtomicU64,
 }
 
 const _: () = {
@@ -46,8 +46,9 @@ pub unsafe extern "C" fn kslock_cond_init(c: *mut KslockCond) -> c_int {
 }
 
 /// Destroys `c`: `EBUSY` while threads are blocked on it, else 0. Threads that were
-/// notified may still be inside `kslock_cond_wait`, waiting for their mutex: destroy waits
-/// until they have left the condvar (`bind::drained`), which takes them no lock.
+/// notified may still be inside `kslock_cond_wait`: destroy waits until they have left the
+/// condvar (`admit::drained`), which takes them no lock (those requeued onto their mutex have
+/// left it already).
 ///
 /// # Safety
 /// `c` is null or points to a valid `kslock_cond_t`.
@@ -57,7 +58,7 @@ pub unsafe extern "C" fn kslock_cond_destroy(c: *mut KslockCond) -> c_int {
     let Some(c) = (unsafe { obj(c) }) else {
         return libc::EINVAL;
     };
-    if c.cv.has_waiters() || !bind::drained(|| bind::has_waiters(&c.bind)) {
+    if !admit::drained(|| c.cv.has_waiters(), || admit::any(&c.admit)) {
         libc::EBUSY
     } else {
         0
@@ -88,26 +89,35 @@ pub unsafe extern "C" fn kslock_cond_broadcast(c: *mut KslockCond) -> c_int {
     let Some(c) = (unsafe { obj(c) }) else {
         return libc::EINVAL;
     };
-    c.cv.notify_all();
+    let n = c.cv.notify_all();
+    if n > 1 {
+        // The requeued waiters' admissions (`admit`): the last access to `c`.
+        admit::release(&c.admit, n - 1);
+    }
     0
 }
 
-/// The wait protocol: checks, binding, kslock's wait. `deadline`: absolute monotonic ns.
+/// The wait protocol: checks, admission, kslock's wait. `deadline`: absolute monotonic ns.
 fn wait(c: &KslockCond, m: &KslockMutex, deadline: Option<u64>) -> c_int {
     ensure!(m.raw().is_owned_by_current_thread(), libc::EPERM);
-    ensure!(
-        bind::bind(&c.bind, m as *const KslockMutex as usize),
-        libc::EINVAL
-    );
+    admit::enter(&c.admit);
     // SAFETY: this thread holds `m` (checked above). The admission ends when the wait leaves
-    // the condvar, before it waits for `m` (module doc of `bind`).
-    let timed_out = unsafe {
-        c.cv.wait_raw_then(m.raw(), deadline, |_| bind::unbind(&c.bind))
+    // the condvar, before it waits for `m`, or at the requeue (module doc of `admit`).
+    let r = unsafe {
+        c.cv.wait_raw_then(m.raw(), deadline, |how| {
+            if how != Left::Requeued {
+                admit::leave(&c.admit);
+            }
+        })
     };
-    if timed_out {
-        libc::ETIMEDOUT
-    } else {
-        0
+    match r {
+        Some(false) => 0,
+        Some(true) => libc::ETIMEDOUT,
+        None => {
+            // Threads are blocked with another mutex; nothing was done.
+            admit::leave(&c.admit);
+            libc::EINVAL
+        }
     }
 }
 

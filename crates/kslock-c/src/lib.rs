@@ -20,13 +20,13 @@
 //!   function's boundary, after the panic hook has printed the message
 //!   ("panic in a function that cannot unwind").
 //!
-//! Module map: [`mutex`], [`rwsem`], [`cond`]; `time` (timespec deadlines) and `bind`
-//! (condvar ↔ mutex binding) are shared with the preload (`crates/kslock-c/preload`).
+//! Module map: [`mutex`], [`rwsem`], [`cond`]; `time` (timespec deadlines) and `admit`
+//! (a condvar's admission count) are shared with the preload (`crates/kslock-c/preload`).
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
-#[path = "bind.rs"]
-mod bind;
+#[path = "admit.rs"]
+mod admit;
 pub mod cond;
 pub mod mutex;
 pub mod rwsem;

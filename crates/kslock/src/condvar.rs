@@ -7,14 +7,27 @@
 //!
 //! # Waiter state (`Waiter::state`)
 //!
-//! | value | meaning | set by (condvar wait_lock held) |
-//! |-------|---------|---------------------------------|
+//! | value | meaning | set by |
+//! |-------|---------|--------|
 //! | `CV_WAITING` | linked in the condvar list | the waiter, before linking |
-//! | `CV_NOTIFIED` | unlinked and woken: re-lock the mutex normally | a notifier |
-//! | `CV_REQUEUED` | moved to the mutex's wait list: wait there as a mutex waiter | `notify_all` (mutex wait_lock held too) |
+//! | `CV_NOTIFIED` | unlinked and woken: re-lock the mutex normally | a notifier (condvar wait_lock held), CAS from `CV_WAITING` |
+//! | `CV_REQUEUED` | moved to the mutex's wait list: wait there as a mutex waiter (the mutex may then store its own `GRANTED`, 3) | `notify_all` (both wait_locks held), CAS from `CV_WAITING` |
+//! | `CV_LEAVING` | its park timed out and it claimed its own exit: notifiers skip it; it unlinks itself under the condvar wait_lock | the waiter, CAS from `CV_WAITING` (no lock) |
+//! | `CV_DETACHED` | a `CV_LEAVING` waiter that a notifier unlinked for it | a notifier (condvar wait_lock held) |
 //!
-//! The notifier stores the state with Release and never touches the waiter afterwards (the
-//! waiter may return at once); it wakes the waiter's type-stable record after unlocking.
+//! A waiter's timeout and a notification race on one CAS from `CV_WAITING`: whoever wins
+//! decides whether the wait timed out or was notified, so a notification is never given to a
+//! waiter that then reports a timeout. The notifier's CAS is Release (pairs with the waiter's
+//! Acquire loads and its failed CAS) and it never touches the waiter afterwards (the waiter
+//! may return at once); it wakes the waiter's type-stable record after unlocking. A notifier
+//! that meets a `CV_LEAVING` waiter unlinks it (`CV_DETACHED`, read by the waiter under the
+//! condvar wait_lock), so after a `notify_all` the condvar list is empty.
+//!
+//! **A requeued waiter never touches the condvar again**: from the requeue on it waits only
+//! on the mutex (a timeout that fires later finds its CAS failing and leaves the condvar
+//! alone). So an embedder that counts its waiters (the C library's `pthread_cond_destroy`)
+//! may end a requeued waiter's admission at the requeue ([`Left::Requeued`]): a destroy right
+//! after a broadcast then does not wait for the requeued waiters to get the mutex one by one.
 //! Lock order: condvar wait_lock, then the mutex's wait_lock (the mutex never takes the
 //! condvar's).
 //!
@@ -34,12 +47,28 @@ use crate::policy::MutexPolicy;
 use crate::spin::SpinStats;
 use crate::sync::{loom_const_fn, AtomicUsize, Ordering::*};
 use crate::sys::{self, Deadline};
-use crate::thread::{current, Kind, WaitSlot, WakeQ};
+use crate::thread::{current, Kind, WaitSlot, Waiter, WakeQ};
 use crate::wait::{WaitList, WaitLock};
 
 const CV_WAITING: u32 = 0;
 const CV_NOTIFIED: u32 = 1;
 const CV_REQUEUED: u32 = 2;
+// 3 is the mutex's `GRANTED` (a requeued waiter the mutex handed the lock to).
+const CV_LEAVING: u32 = 4;
+const CV_DETACHED: u32 = 5;
+
+/// How a wait left the condvar, passed to the callback of [`Condvar::wait_raw_then`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Left {
+    /// Its deadline passed first (no notification consumed); it took itself off the condvar.
+    TimedOut,
+    /// A notifier unlinked and woke it; it will re-lock the mutex.
+    Notified,
+    /// `notify_all` moved it to the mutex's wait list: it stopped touching the condvar at the
+    /// requeue, before it ran again (module doc), so its notifier may end an embedder's count
+    /// of it ([`Condvar::notify_all`] returns how many it requeued, plus one).
+    Requeued,
+}
 
 /// A condition variable for kslock mutexes. All-zero is a valid new condvar.
 pub struct Condvar {
@@ -72,6 +101,23 @@ impl WaitTimeoutResult {
     }
 }
 
+/// The notifier's side of a waiter's state CAS: `true` if `w` was waiting and is now `to`;
+/// `false` if it claimed its own exit (`CV_LEAVING`), which the caller has unlinked: it is
+/// marked `CV_DETACHED` (module doc). Condvar lock held.
+fn claim(w: &Waiter, to: u32) -> bool {
+    // Release: pairs with the waiter's Acquire loads and failed CAS; the waiter may return as
+    // soon as it sees `to`, so `w` is not touched after this.
+    match w.state.compare_exchange(CV_WAITING, to, Release, Relaxed) {
+        Ok(_) => true,
+        Err(s) => {
+            debug_assert_eq!(s, CV_LEAVING);
+            // Read by the waiter under the condvar lock, which orders it.
+            w.state.store(CV_DETACHED, Relaxed);
+            false
+        }
+    }
+}
+
 impl Condvar {
     loom_const_fn! {
         /// A new condvar with no waiters.
@@ -97,21 +143,33 @@ impl Condvar {
         let mut wake = WakeQ::new();
         self.lock.lock(me, &self.stats);
         // SAFETY: condvar lock held.
-        unsafe { self.list.purge_ghosts() };
-        let head = self.list.first();
-        if !head.is_null() {
-            // SAFETY: linked waiters are alive while the condvar lock is held.
-            let w = unsafe { &*head };
-            let rec = w.rec();
-            // SAFETY: condvar lock held, `w` linked here.
-            unsafe { self.list.remove(w) };
-            // Release pairs with the waiter's Acquire load; `w` is not touched after this.
-            w.state.store(CV_NOTIFIED, Release);
-            wake.push(rec);
-        }
+        let woke = unsafe { self.wake_head(&mut wake) };
         self.lock.unlock(me);
-        let woke = !head.is_null();
         wake.wake_all();
+        woke
+    }
+
+    /// Unlinks waiters from the head until one is notified (queued in `wake`); waiters that
+    /// claimed their own exit on the way are detached (module doc). Returns whether one was.
+    ///
+    /// # Safety
+    /// The condvar lock is held.
+    unsafe fn wake_head(&self, wake: &mut WakeQ) -> bool {
+        // SAFETY: condvar lock held (caller).
+        unsafe { self.list.purge_ghosts() };
+        let mut woke = false;
+        // SAFETY: condvar lock held; linked waiters are alive; `f` unlinks only its own node.
+        unsafe {
+            self.list.for_each(|w| {
+                let rec = w.rec();
+                self.list.remove(w);
+                woke = claim(w, CV_NOTIFIED);
+                if woke {
+                    wake.push(rec);
+                }
+                !woke
+            })
+        };
         woke
     }
 
@@ -123,7 +181,8 @@ impl Condvar {
 
     /// Wakes every waiter: the head now, the others by requeueing them onto the mutex, which
     /// wakes them one per unlock. Returns how many waiters were notified (0 when none waited;
-    /// not buffered). Never blocks on a timeout: it takes only the condvar's and the mutex's
+    /// not buffered): the woken head and the requeued waiters ([`Left::Requeued`]), which are
+    /// all the others. Never blocks on a timeout: it takes only the condvar's and the mutex's
     /// short internal locks.
     pub fn notify_all(&self) -> usize {
         if self.list.is_empty() {
@@ -135,41 +194,36 @@ impl Condvar {
         let mut n = 0;
         self.lock.lock(me, &self.stats);
         // SAFETY: condvar lock held.
-        unsafe { self.list.purge_ghosts() };
-        let head = self.list.first();
-        if !head.is_null() {
-            // SAFETY: linked waiters are alive while the condvar lock is held.
-            let w = unsafe { &*head };
-            // SAFETY: condvar lock held, `w` linked here.
-            unsafe { self.list.remove(w) };
-            n += 1;
-            if !self.list.is_empty() {
-                // SAFETY: `mutex` was set by the waiters' `wait_raw` to the `RawMutex<P>` they
-                // unlocked; a mutex outlives the waiters that will re-lock it, and `RawMutex` is
-                // `repr(C)` with a layout independent of `P`.
-                let m = unsafe { &*(self.mutex.load(Relaxed) as *const RawMutex) };
-                let (mlock, mlist, mstats) = m.requeue_parts();
-                mlock.lock(me, mstats);
-                let now = sys::now_ns();
-                // SAFETY: both wait_locks held; every waiter in the list is linked and alive.
-                unsafe {
-                    self.list.for_each(|r| {
+        if unsafe { self.wake_head(&mut wake) } {
+            n = 1;
+        }
+        if n == 1 && !self.list.is_empty() {
+            // SAFETY: `mutex` was set by the waiters' `wait_raw` to the `RawMutex<P>` they
+            // unlocked; a mutex outlives the waiters that will re-lock it, and `RawMutex` is
+            // `repr(C)` with a layout independent of `P`.
+            let m = unsafe { &*(self.mutex.load(Relaxed) as *const RawMutex) };
+            let (mlock, mlist, mstats) = m.requeue_parts();
+            mlock.lock(me, mstats);
+            let now = sys::now_ns();
+            // SAFETY: both wait_locks held; every waiter in the list is linked and alive; the
+            // walk unlinks only the node it is given.
+            unsafe {
+                self.list.for_each(|w| {
+                    // Their wait for the mutex starts now (the fairness window).
+                    w.set_queued_at(now);
+                    // The waiter then takes the mutex wait_lock (held by us) before touching
+                    // the mutex list, so the splice below happens before.
+                    if claim(w, CV_REQUEUED) {
                         n += 1;
-                        // Their wait for the mutex starts now (the fairness window).
-                        r.set_queued_at(now);
-                        // Release: pairs with the waiter's Acquire; it then takes the mutex
-                        // wait_lock (held by us) before touching the mutex list.
-                        r.state.store(CV_REQUEUED, Release);
-                        true
-                    });
-                    mlist.append(&self.list);
-                    m.requeued(&mut wake);
-                }
-                mlock.unlock(me);
+                    } else {
+                        self.list.remove(w);
+                    }
+                    true
+                });
+                mlist.append(&self.list);
+                m.requeued(&mut wake);
             }
-            let rec = w.rec();
-            w.state.store(CV_NOTIFIED, Release);
-            wake.push(rec);
+            mlock.unlock(me);
         }
         self.lock.unlock(me);
         wake.wake_all();
@@ -319,33 +373,37 @@ impl Condvar {
     /// The calling thread holds `m`.
     pub unsafe fn wait_raw<P: MutexPolicy>(&self, m: &RawMutex<P>, deadline: Deadline) -> bool {
         // SAFETY: forwarded caller contract.
-        unsafe { self.wait_raw_then(m, deadline, |_| {}) }
+        match unsafe { self.wait_raw_then(m, deadline, |_| {}) } {
+            Some(timed_out) => timed_out,
+            None => panic!("kslock: Condvar waited on with two different mutexes at once"),
+        }
     }
 
-    /// [`wait_raw`](Self::wait_raw), calling `left(timed_out)` once, on the waiting thread,
-    /// right after its last access to this condvar and before it waits for `m` again. From
-    /// then on the wait no longer touches the condvar, so an embedder that counts its waiters
-    /// can let a destroy of the condvar go ahead while notified waiters still wait for the
-    /// mutex (POSIX allows destroying a condvar once no thread is blocked on it, e.g. right
-    /// after a broadcast; glibc's `pthread_cond_destroy` waits only for woken waiters to
-    /// leave the condvar).
+    /// [`wait_raw`](Self::wait_raw), calling `left(how)` once, on the waiting thread, after
+    /// its last access to this condvar and before it waits for `m` again. From then on the
+    /// wait no longer touches the condvar, so an embedder that counts its waiters can let a
+    /// destroy of the condvar go ahead while notified waiters still wait for the mutex (POSIX
+    /// allows destroying a condvar once no thread is blocked on it, e.g. right after a
+    /// broadcast; glibc's `pthread_cond_destroy` waits only for woken waiters to leave the
+    /// condvar). A [`Left::Requeued`] waiter stopped touching the condvar already at its
+    /// requeue, before this call: its notifier may end its count (module doc).
     ///
-    /// # Panics
-    /// If other threads are waiting on this condvar with a different mutex.
+    /// Returns `None`, without waiting (and without calling `left`), if other threads are
+    /// blocked on this condvar with a different mutex; `m` is still held then.
     ///
     /// # Safety
     /// The calling thread holds `m`.
-    pub unsafe fn wait_raw_then<P: MutexPolicy, F: FnOnce(bool)>(
+    pub unsafe fn wait_raw_then<P: MutexPolicy, F: FnOnce(Left)>(
         &self,
         m: &RawMutex<P>,
         deadline: Deadline,
         left: F,
-    ) -> bool {
+    ) -> Option<bool> {
         let me = current();
         let maddr = m as *const RawMutex<P> as usize;
         let (timed_out, requeued) = {
             // The wait node lives in `slot` until it is unlinked: by a notifier, by our timeout
-            // path, or by the mutex wait loop after a requeue. It is released before `m.lock()`
+            // path, or by the mutex after a requeue. It is released before `m.lock()`
             // below, which may need it for the mutex's own wait list.
             let slot = WaitSlot::new(me, Kind::Write, CV_WAITING);
             let w = slot.node();
@@ -354,7 +412,7 @@ impl Condvar {
             if cur != maddr {
                 if cur != 0 && !self.list.is_empty() {
                     self.lock.unlock(me);
-                    panic!("kslock: Condvar waited on with two different mutexes at once");
+                    return None;
                 }
                 self.mutex.store(maddr, Relaxed);
             }
@@ -368,24 +426,41 @@ impl Condvar {
             let mut timed_out = false;
             while w.state.load(Acquire) == CV_WAITING {
                 if me.park(deadline).is_err() {
-                    self.lock.lock(me, &self.stats);
-                    if w.state.load(Relaxed) == CV_WAITING {
-                        // SAFETY: condvar lock held; still WAITING means still linked here.
-                        unsafe { self.list.remove(w) };
+                    chaos::point(Site::Leaving);
+                    // The timeout's side of the state CAS (module doc). Acquire on failure:
+                    // pairs with the notifier's Release CAS.
+                    if w.state
+                        .compare_exchange(CV_WAITING, CV_LEAVING, Relaxed, Acquire)
+                        .is_ok()
+                    {
+                        self.lock.lock(me, &self.stats);
+                        if w.state.load(Relaxed) == CV_LEAVING {
+                            // SAFETY: condvar lock held; not detached means still linked here.
+                            unsafe { self.list.remove(w) };
+                        }
+                        self.lock.unlock(me);
                         timed_out = true;
                     }
-                    self.lock.unlock(me);
                     break;
                 }
             }
-            let requeued = !timed_out && w.state.load(Acquire) == CV_REQUEUED;
-            // Unlinked (by a notifier, or by us under the condvar lock, now released): this
-            // wait touches the condvar no more.
-            left(timed_out);
+            // Out of the condvar list: by our timeout, by a notifier (CV_NOTIFIED), or moved
+            // to the mutex's (CV_REQUEUED, or already the mutex's GRANTED).
+            let how = if timed_out {
+                Left::TimedOut
+            } else if w.state.load(Acquire) == CV_NOTIFIED {
+                Left::Notified
+            } else {
+                Left::Requeued
+            };
+            // This wait touches the condvar no more.
+            left(how);
+            let requeued = how == Left::Requeued;
             if requeued {
                 let (mlock, _, mstats) = m.requeue_parts();
                 mlock.lock(me, mstats);
-                // SAFETY: `w` was moved to `m`'s list under both locks; mutex wait_lock held.
+                // SAFETY: `w` was moved to `m`'s list under both locks (and may have been
+                // granted the lock since); mutex wait_lock held.
                 unsafe { m.wait_in_queue(me, w, None) };
             }
             (timed_out, requeued)
@@ -393,7 +468,7 @@ impl Condvar {
         if !requeued {
             m.lock();
         }
-        timed_out
+        Some(timed_out)
     }
 }
 

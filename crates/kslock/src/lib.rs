@@ -138,7 +138,7 @@ mod sys;
 mod thread;
 mod wait;
 
-pub use condvar::{Condvar, WaitTimeoutResult};
+pub use condvar::{Condvar, Left, WaitTimeoutResult};
 #[cfg(not(kslock_loom))]
 pub use fair_mutex::{
     const_fair_mutex, FairMutex, FairMutexGuard, MappedFairMutexGuard, RawFairMutex,

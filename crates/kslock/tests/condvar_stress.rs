@@ -137,3 +137,96 @@ fn timeouts_of_any_size_never_panic() {
     let r = st.1.wait_while_until(&mut g, |_| true, deadline);
     assert!(r.timed_out(), "a deadline in the past times out at once");
 }
+
+#[test]
+fn broadcasts_racing_timeouts_count_every_waiter_once() {
+    // Waiters with timeouts of 0–63 µs against a thread broadcasting in a loop. A timeout and a
+    // notification race on one CAS (module doc of the condvar): the broadcasts' counts add up
+    // to exactly the waits that returned notified, and an embedder's count of admitted waiters
+    // (each waiter ends its own in `left` unless requeued; the broadcaster ends the requeued
+    // ones', `n - 1`, after `notify_all`) never goes negative and ends at zero.
+    use kslock::{Left, RawMutex};
+    use std::sync::atomic::AtomicIsize;
+    const WAITERS: usize = 6;
+    // Under delay injection every wait sleeps at a few points: fewer of them.
+    const WAITS: usize = if cfg!(kslock_chaos) { 300 } else { 3_000 };
+    struct St {
+        m: RawMutex,
+        cv: Condvar,
+        admitted: AtomicIsize,
+        notified: AtomicUsize,
+    }
+    let st = Arc::new(St {
+        m: RawMutex::new(),
+        cv: Condvar::new(),
+        admitted: AtomicIsize::new(0),
+        notified: AtomicUsize::new(0),
+    });
+    let leave = |st: &St, how: Left| {
+        if how != Left::Requeued {
+            assert!(
+                st.admitted.fetch_sub(1, SeqCst) > 0,
+                "admission count negative"
+            );
+        }
+    };
+    let hs: Vec<_> = (0..WAITERS)
+        .map(|i| {
+            let st = st.clone();
+            std::thread::spawn(move || {
+                for k in 0..WAITS {
+                    let us = ((i * 7 + k * 13) % 64) as u64;
+                    let deadline = kslock_now_ns() + us * 1000;
+                    st.m.lock();
+                    st.admitted.fetch_add(1, SeqCst);
+                    // SAFETY: held by this thread.
+                    let timed_out = unsafe {
+                        st.cv
+                            .wait_raw_then(&st.m, Some(deadline), |h| leave(&st, h))
+                    }
+                    .expect("one mutex");
+                    if !timed_out {
+                        st.notified.fetch_add(1, SeqCst);
+                    }
+                    // SAFETY: held again on return.
+                    unsafe { st.m.unlock() };
+                }
+            })
+        })
+        .collect();
+    let mut counted = 0;
+    // Until every waiter has finished (or panicked: `join` below reports it).
+    while hs.iter().any(|h| !h.is_finished()) {
+        st.m.lock();
+        let n = st.cv.notify_all();
+        // SAFETY: held.
+        unsafe { st.m.unlock() };
+        if n > 1 {
+            assert!(st.admitted.fetch_sub(n as isize - 1, SeqCst) >= n as isize - 1);
+        }
+        counted += n;
+        std::thread::yield_now();
+    }
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(
+        counted,
+        st.notified.load(SeqCst),
+        "broadcast counts vs notified waits"
+    );
+    assert_eq!(st.admitted.load(SeqCst), 0, "an admission was not ended");
+    assert!(counted > 0, "no broadcast found a waiter");
+    assert!(counted < WAITERS * WAITS, "no wait timed out");
+}
+
+/// `CLOCK_MONOTONIC` now, ns (the clock of `wait_raw`'s deadlines).
+fn kslock_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}

@@ -4,9 +4,9 @@
 //! deadlock; timed waits time out at once; spins last 3 steps.
 #![cfg(kslock_loom)]
 
-use kslock::{Condvar, RawMutex};
+use kslock::{Condvar, Left, RawMutex};
 use loom::cell::UnsafeCell;
-use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use loom::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering::*};
 use loom::sync::Arc;
 
 type M = RawMutex;
@@ -295,5 +295,70 @@ fn loom_condvar_timed_wait_consumes_no_notification() {
             "the waiter left the queue without a notification or a timeout"
         );
         assert!(!st.0.is_locked() && !st.0.has_waiters());
+    });
+}
+
+#[test]
+fn loom_condvar_notify_all_races_a_timeout() {
+    // A timed waiter (its timer fires at once under loom) and an untimed one against a
+    // notify_all made under the mutex. The timeout and the notification race on one CAS of the
+    // waiter's state (module doc of the condvar): `notify_all` counts exactly the waiters it
+    // woke or requeued, a waiter that timed out was not counted, and an embedder's count of
+    // admitted waiters (each leaves it in its `left` callback unless requeued; the broadcaster
+    // ends the requeued ones' with `n - 1`) never goes negative and ends at zero.
+    loom::model(|| {
+        let st = Arc::new((
+            M::new(),
+            Condvar::new(),
+            AtomicBool::new(false),
+            AtomicIsize::new(0),
+        ));
+        let leave = |st: &(M, Condvar, AtomicBool, AtomicIsize), how: Left| {
+            if how != Left::Requeued {
+                assert!(
+                    st.3.fetch_sub(1, Relaxed) > 0,
+                    "admission count went negative"
+                );
+            }
+        };
+        let st2 = st.clone();
+        let timed = loom::thread::spawn(move || {
+            st2.0.lock();
+            st2.3.fetch_add(1, Relaxed);
+            // SAFETY: held by this thread.
+            let timed_out = unsafe { st2.1.wait_raw_then(&st2.0, Some(0), |h| leave(&st2, h)) }
+                .expect("one mutex");
+            // SAFETY: held again on return.
+            unsafe { st2.0.unlock() };
+            timed_out
+        });
+        let st3 = st.clone();
+        let untimed = loom::thread::spawn(move || {
+            st3.0.lock();
+            while !st3.2.load(Relaxed) {
+                st3.3.fetch_add(1, Relaxed);
+                // SAFETY: held by this thread.
+                unsafe { st3.1.wait_raw_then(&st3.0, None, |h| leave(&st3, h)) }
+                    .expect("one mutex");
+            }
+            // SAFETY: held.
+            unsafe { st3.0.unlock() };
+        });
+        st.0.lock();
+        st.2.store(true, Relaxed);
+        let n = st.1.notify_all();
+        // SAFETY: held.
+        unsafe { st.0.unlock() };
+        if n > 1 {
+            assert!(st.3.fetch_sub(n as isize - 1, Relaxed) >= n as isize - 1);
+        }
+        let timed_out = timed.join().unwrap();
+        untimed.join().unwrap();
+        assert!(
+            n <= 2 && !(timed_out && n == 2),
+            "a timed-out waiter was counted"
+        );
+        assert_eq!(st.3.load(Relaxed), 0, "an admission was not ended");
+        assert!(!st.0.is_locked() && !st.0.has_waiters() && !st.1.has_waiters());
     });
 }

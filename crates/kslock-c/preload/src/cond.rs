@@ -5,7 +5,7 @@
 //! | bytes | field | meaning |
 //! |-------|-------|---------|
 //! | 0–23 | kslock `Condvar` | waiters of kslock-served mutexes |
-//! | 24–31 | `bind` | which mutex the current waiters use, and how many (`bind.rs`) |
+//! | 24–31 | `admit` | how many waiters may still touch the condvar, for destroy (`admit.rs`) |
 //! | 32–35 | `seq` | bumped by every signal/broadcast; the futex of waiters with a glibc-served mutex |
 //! | 36–39 | `flags` (glibc's `__wrefs`) | bit 0 `PSHARED`: glibc serves the condvar (glibc sets it); bit 1 `MONOTONIC`: `pthread_condattr_setclock(CLOCK_MONOTONIC)` |
 //! | 40–43 | `fb_waiters` | waiters sleeping on `seq` |
@@ -39,11 +39,11 @@
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
-use kslock::Condvar;
+use kslock::{Condvar, Left};
 
 use crate::mutex::{kslock_view, PMutex};
 use crate::time::{self, Clock};
-use crate::{bind, forward, futex_wait, futex_wake, view};
+use crate::{admit, forward, futex_wait, futex_wake, view};
 
 /// `flags`: glibc serves this condvar (glibc's own process-shared bit).
 const PSHARED: u32 = 1;
@@ -66,7 +66,7 @@ const STEP_GLIBC: c_int = -2;
 #[repr(C)]
 pub struct PCond {
     cv: Condvar,
-    bind: AtomicU64,
+    admit: AtomicU64,
     seq: AtomicU32,
     flags: AtomicU32,
     fb_waiters: AtomicU32,
@@ -151,7 +151,7 @@ pub unsafe extern "C" fn pthread_cond_init(
 
 /// `pthread_cond_destroy`: `EBUSY` while threads are blocked on the condvar. Threads already
 /// woken may still be inside their wait, waiting for the mutex (which the caller may hold):
-/// it waits until they have left the condvar, as glibc's does (module doc of `bind`).
+/// it waits until they have left the condvar, as glibc's does (module doc of `admit`).
 ///
 /// # Safety
 /// POSIX's contract.
@@ -164,8 +164,8 @@ pub unsafe extern "C" fn pthread_cond_destroy(c: *mut libc::pthread_cond_t) -> c
     };
     // Acquire (both counts): pairs with the waiters' Release decrements, after their last
     // access to the condvar.
-    let busy = || bind::has_waiters(&p.bind) || p.fb_waiters.load(Acquire) != 0;
-    if p.cv.has_waiters() || !bind::drained(busy) {
+    let busy = || admit::any(&p.admit) || p.fb_waiters.load(Acquire) != 0;
+    if !admit::drained(|| p.cv.has_waiters(), busy) {
         libc::EBUSY
     } else {
         0
@@ -205,9 +205,13 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
     };
     // SeqCst: as in `pthread_cond_signal`.
     p.seq.fetch_add(1, SeqCst);
-    p.cv.notify_all();
+    let n = p.cv.notify_all();
     if p.fb_waiters.load(SeqCst) != 0 {
         futex_wake(&p.seq, i32::MAX);
+    }
+    if n > 1 {
+        // The requeued waiters' admissions (`admit`): the last access to `c`.
+        admit::release(&p.admit, n - 1);
     }
     0
 }
@@ -228,6 +232,11 @@ struct WaitState {
     clockid: libc::clockid_t,
     abstime: *const libc::timespec,
     started: bool,
+    /// Holds an admission (`admit`): from its first slice until it leaves the condvar, across
+    /// the slices' cancellation tests.
+    admitted: bool,
+    /// A slice has queued it on the condvar (a refusal after that is a spurious wakeup).
+    queued: bool,
     slices: bool,
     slice_ns: u64,
     seq0: u32,
@@ -250,6 +259,8 @@ unsafe fn wait(
         clockid,
         abstime,
         started: false,
+        admitted: false,
+        queued: false,
         slices: false,
         slice_ns: SLICE_FIRST_NS,
         seq0: 0,
@@ -258,7 +269,7 @@ unsafe fn wait(
         // SAFETY: caller contract.
         match unsafe { wait_step(c, m, &mut st) } {
             // SAFETY: this thread holds `m` and is no condvar waiter (the step's contract).
-            STEP_TESTCANCEL => unsafe { pthread_testcancel() },
+            STEP_TESTCANCEL => unsafe { testcancel(c, &st) },
             // SAFETY: caller contract.
             STEP_GLIBC => unsafe {
                 return match api {
@@ -321,43 +332,109 @@ unsafe extern "C" fn wait_step(
             return STEP_TESTCANCEL;
         }
     }
-    if !bind::bind(&p.bind, m as usize) {
-        // Waiters of another mutex. After a slice this is a spurious wakeup.
-        return if first { libc::EINVAL } else { 0 };
+    if st.admitted {
+        // Between slices: a notification since the wait began is a wakeup (the queue may
+        // have been empty when it came). The admission has kept the condvar alive till here.
+        if p.seq.load(SeqCst) != st.seq0 {
+            end_admission(p, st);
+            return 0;
+        }
+    } else {
+        admit::enter(&p.admit);
+        st.admitted = true;
     }
-    let mut admitted = true;
     let rc = match km {
-        Some(pm) => kslock_slice(p, pm, st, timed, &mut admitted),
+        Some(pm) => kslock_slice(p, pm, st, timed),
         // SAFETY: caller contract.
-        None => unsafe { futex_slice(p, m, st, timed, &mut admitted) },
+        None => unsafe { futex_slice(p, m, st, timed) },
     };
-    if admitted {
-        // The wait goes on after a cancellation test, or never began (`m` is held either way).
-        bind::unbind(&p.bind);
+    if rc != STEP_TESTCANCEL && st.admitted {
+        // Over without leaving through `leave_or_stay` (`EPERM`, a mutex error); `m` is held.
+        end_admission(p, st);
     }
     rc
 }
 
-/// Decides, after a slice ended (`timed_out`) or a wakeup, whether the wait is over, with the
-/// waiter's last look at the condvar: `Some(rc)` (over: the admission ends here, `*admitted`
-/// is cleared) or `Some(STEP_TESTCANCEL)` / `None` (it goes on, still admitted). Runs before
-/// the waiter waits for the mutex again, so a destroy need not wait for that (module doc of
-/// `bind`).
+/// Ends this wait's admission (`admit`): its last access to the condvar.
+fn end_admission(p: &PCond, st: &mut WaitState) {
+    st.admitted = false;
+    admit::leave(&p.admit);
+}
+
+/// glibc's `struct _pthread_cleanup_buffer` (`pthread.h`): a cleanup handler registered with
+/// `_pthread_cleanup_push`, which glibc's cancellation unwind runs as it leaves the frame
+/// holding the buffer.
+#[repr(C)]
+struct CleanupBuffer {
+    routine: unsafe extern "C" fn(*mut core::ffi::c_void),
+    arg: *mut core::ffi::c_void,
+    canceltype: c_int,
+    prev: *mut CleanupBuffer,
+}
+
+extern "C" {
+    fn _pthread_cleanup_push(
+        buf: *mut CleanupBuffer,
+        routine: unsafe extern "C" fn(*mut core::ffi::c_void),
+        arg: *mut core::ffi::c_void,
+    );
+    fn _pthread_cleanup_pop(buf: *mut CleanupBuffer, execute: c_int);
+}
+
+/// The cleanup handler of a cancellation between slices: ends the admission.
+///
+/// # Safety
+/// `arg` points to the `admit` word of a condvar this thread holds an admission of.
+unsafe extern "C" fn leave_on_cancel(arg: *mut core::ffi::c_void) {
+    // SAFETY: caller contract; the admission keeps the condvar alive.
+    admit::leave(unsafe { &*(arg as *const AtomicU64) });
+}
+
+/// A cancellation point between slices (`m` held, not queued). A waiter keeps its admission
+/// across it, so a destroy cannot complete while the wait may still resume; if cancellation
+/// acts, glibc's unwind runs `leave_on_cancel` and the admission ends there.
+///
+/// # Safety
+/// `c` is the wait's kslock-routed condvar when `st.admitted`.
+unsafe fn testcancel(c: *mut libc::pthread_cond_t, st: &WaitState) {
+    if !st.admitted {
+        // SAFETY: forwarded contract.
+        return unsafe { pthread_testcancel() };
+    }
+    // SAFETY: the admission keeps `c` alive and routed.
+    let word = unsafe { &(*c.cast::<PCond>()).admit } as *const AtomicU64;
+    let mut buf = core::mem::MaybeUninit::<CleanupBuffer>::uninit();
+    // SAFETY: glibc's compatibility cleanup API; `buf` stays in this frame until popped.
+    unsafe {
+        _pthread_cleanup_push(buf.as_mut_ptr(), leave_on_cancel, word as *mut _);
+        pthread_testcancel();
+        _pthread_cleanup_pop(buf.as_mut_ptr(), 0);
+    }
+}
+
+/// Decides, after a slice ended (`TimedOut`) or a wakeup, whether the wait is over, with the
+/// waiter's last look at the condvar: `Some(rc)` (over: the admission ends here, or ended at a
+/// requeue, module doc of `admit`) or `Some(STEP_TESTCANCEL)` / `None` (it goes on, still
+/// admitted). Runs before the waiter waits for the mutex again, so a destroy need not wait
+/// for that.
 fn leave_or_stay(
     p: &PCond,
     st: &mut WaitState,
     timed: Option<(Clock, libc::timespec)>,
-    woken: bool,
-    admitted: &mut bool,
+    how: Left,
 ) -> Option<c_int> {
-    let verdict = if woken {
-        Some(0)
-    } else {
+    let verdict = if how == Left::TimedOut {
         after_slice(p, st, timed)
+    } else {
+        Some(0)
     };
     if verdict.is_some_and(|rc| rc != STEP_TESTCANCEL) {
-        bind::unbind(&p.bind);
-        *admitted = false;
+        if how == Left::Requeued {
+            // Its broadcaster ends the admission.
+            st.admitted = false;
+        } else {
+            end_admission(p, st);
+        }
     }
     verdict
 }
@@ -394,14 +471,13 @@ fn after_slice(
     None
 }
 
-/// Waits on kslock's condvar with a kslock mutex `pm` that this thread must hold.
-/// `*admitted` is cleared when the admission ends inside (`leave_or_stay`).
+/// Waits on kslock's condvar with a kslock mutex `pm` that this thread must hold. The
+/// admission ends inside when the wait is over (`leave_or_stay`).
 fn kslock_slice(
     p: &PCond,
     pm: &PMutex,
     st: &mut WaitState,
     timed: Option<(Clock, libc::timespec)>,
-    admitted: &mut bool,
 ) -> c_int {
     if !pm.raw().is_owned_by_current_thread() {
         return libc::EPERM;
@@ -412,11 +488,16 @@ fn kslock_slice(
         let mut verdict = None;
         // SAFETY: this thread holds the mutex (checked above); the RawMutex is repr(C) inside
         // the pthread_mutex_t, which outlives the wait.
-        unsafe {
-            p.cv.wait_raw_then(pm.raw(), deadline, |timed_out| {
-                verdict = leave_or_stay(p, st, timed, !timed_out, admitted);
+        let waited = unsafe {
+            p.cv.wait_raw_then(pm.raw(), deadline, |how| {
+                verdict = leave_or_stay(p, st, timed, how);
             })
         };
+        if waited.is_none() {
+            // Threads are blocked with another mutex (the admission ends in `wait_step`).
+            break if st.queued { 0 } else { libc::EINVAL };
+        }
+        st.queued = true;
         if let Some(rc) = verdict {
             break rc;
         }
@@ -434,7 +515,6 @@ unsafe fn futex_slice(
     m: *mut libc::pthread_mutex_t,
     st: &mut WaitState,
     timed: Option<(Clock, libc::timespec)>,
-    admitted: &mut bool,
 ) -> c_int {
     loop {
         // SeqCst: the Dekker pair with the signaller (module doc). `seq0` was read while
@@ -452,7 +532,12 @@ unsafe fn futex_slice(
         // Decide before relocking: the last looks at the condvar (`leave_or_stay`).
         let woken = p.seq.load(SeqCst) != st.seq0;
         p.fb_waiters.fetch_sub(1, SeqCst);
-        let verdict = leave_or_stay(p, st, timed, woken, admitted);
+        let how = if woken {
+            Left::Notified
+        } else {
+            Left::TimedOut
+        };
+        let verdict = leave_or_stay(p, st, timed, how);
         // SAFETY: caller contract. EOWNERDEAD and the like go to the caller, as glibc does.
         let rc = unsafe { forward::mutex_lock(m) };
         if rc != 0 {

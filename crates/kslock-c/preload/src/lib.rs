@@ -31,12 +31,12 @@
 //! them; their Rust bodies run in `extern "C"` helpers, so a panic there still aborts.
 //!
 //! Module map: [`mutex`], [`rwlock`], [`cond`], [`forward`] (glibc fallbacks); `time` and
-//! `bind` are shared with libkslock.
+//! `admit` are shared with libkslock.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
-#[path = "../../src/bind.rs"]
-mod bind;
+#[path = "../../src/admit.rs"]
+mod admit;
 pub mod cond;
 pub mod forward;
 pub mod mutex;

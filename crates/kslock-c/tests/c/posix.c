@@ -553,6 +553,9 @@ TEST(cond_wait_is_a_cancellation_point) {
         CHECK_RC(cleanup_rc, 0);
         CHECK_RC(pthread_mutex_trylock(&cm), 0); /* the cleanup released it */
         CHECK_RC(pthread_mutex_unlock(&cm), 0);
+        /* The cancelled wait left the condvar: it can be destroyed at once. */
+        CHECK_RC(pthread_cond_destroy(&cc), 0);
+        CHECK_RC(pthread_cond_init(&cc, NULL), 0);
     }
 }
 
@@ -611,6 +614,60 @@ TEST(cond_destroy_right_after_broadcast) {
         for (size_t i = 0; i < sizeof db.c; i++) CHECK(((unsigned char *)&db.c)[i] == 0x5a);
         CHECK_RC(pthread_mutex_destroy(&db.m), 0);
         CHECK_RC(pthread_mutexattr_destroy(&ma), 0);
+    }
+}
+
+/* After a broadcast the woken threads wait for their mutex, no longer on the condvar: each
+ * may go on to wait on the same condvar with another mutex at once, while the others are
+ * still waiting for the first mutex (the Open POSIX Test Suite's pthread_cond_timedwait/2-5).
+ * Cancellation is disabled in the waiters so that no wait runs in slices. */
+#define NM_N 4
+static struct {
+    pthread_mutex_t m1, m2;
+    pthread_cond_t c;
+    int waiting, go, second, done;
+} nm = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
+static void *nm_waiter(void *arg) {
+    (void)arg;
+    CHECK_RC(pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL), 0);
+    CHECK_RC(pthread_mutex_lock(&nm.m1), 0);
+    nm.waiting++;
+    while (!nm.go) CHECK_RC(pthread_cond_wait(&nm.c, &nm.m1), 0);
+    CHECK_RC(pthread_mutex_unlock(&nm.m1), 0);
+    CHECK_RC(pthread_mutex_lock(&nm.m2), 0);
+    nm.second++;
+    while (nm.go < 2) CHECK_RC(pthread_cond_wait(&nm.c, &nm.m2), 0);
+    nm.done++;
+    CHECK_RC(pthread_mutex_unlock(&nm.m2), 0);
+    return NULL;
+}
+
+TEST(cond_new_mutex_right_after_broadcast) {
+    for (int round = 0; round < 20; round++) {
+        pthread_t t[NM_N];
+        nm.waiting = nm.go = nm.second = nm.done = 0;
+        for (int i = 0; i < NM_N; i++)
+            CHECK_RC(pthread_create(&t[i], NULL, nm_waiter, NULL), 0);
+        for (;;) { /* until every waiter is blocked with m1 */
+            CHECK_RC(pthread_mutex_lock(&nm.m1), 0);
+            if (nm.waiting == NM_N) break;
+            CHECK_RC(pthread_mutex_unlock(&nm.m1), 0);
+            sched_yield();
+        }
+        nm.go = 1;
+        CHECK_RC(pthread_cond_broadcast(&nm.c), 0);
+        CHECK_RC(pthread_mutex_unlock(&nm.m1), 0);
+        for (;;) { /* until every waiter is blocked with m2 */
+            CHECK_RC(pthread_mutex_lock(&nm.m2), 0);
+            if (nm.second == NM_N) break;
+            CHECK_RC(pthread_mutex_unlock(&nm.m2), 0);
+            sched_yield();
+        }
+        nm.go = 2;
+        CHECK_RC(pthread_cond_broadcast(&nm.c), 0);
+        CHECK_RC(pthread_mutex_unlock(&nm.m2), 0);
+        for (int i = 0; i < NM_N; i++) CHECK_RC(pthread_join(t[i], NULL), 0);
+        CHECK(nm.done == NM_N);
     }
 }
 
@@ -674,6 +731,7 @@ int main(void) {
     RUN(cond_clocks_timeouts_and_einval);
     RUN(cond_wait_is_a_cancellation_point);
     RUN(cond_destroy_right_after_broadcast);
+    RUN(cond_new_mutex_right_after_broadcast);
     RUN(fork_child_can_use_free_locks);
     printf("all passed\n");
     return 0;

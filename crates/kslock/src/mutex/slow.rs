@@ -14,7 +14,8 @@ use crate::sys::{self, Deadline};
 use crate::thread::{current, owner_rec, Kind, ThreadRec, Turn, WaitSlot, Waiter, WakeQ};
 
 /// `Waiter::state` of a mutex waiter the unlocker unlinked and named owner (`PICKUP`). (0: still
-/// waiting; the condvar's states 1 and 2 are never seen by the mutex's own waiters.)
+/// waiting; the condvar's own states, 1, 2, 4 and 5, are never seen by the mutex's waiters:
+/// a requeued condvar waiter enters the mutex list as 2 and may be granted, 3.)
 const GRANTED: u32 = 3;
 
 /// What a fresh head found when it armed `WAKE_HEAD`.
