@@ -104,11 +104,16 @@ fn wait(c: &KslockCond, m: &KslockMutex, deadline: Option<u64>) -> c_int {
     // SAFETY: this thread holds `m` (checked above). The admission ends when the wait leaves
     // the condvar, before it waits for `m`, or at the requeue (module doc of `admit`).
     let r = unsafe {
-        c.cv.wait_raw_then(m.raw(), deadline, |how| {
-            if how != Left::Requeued {
-                admit::leave(&c.admit);
-            }
-        })
+        c.cv.wait_raw_then(
+            m.raw(),
+            deadline,
+            || true,
+            |how| {
+                if how != Left::Requeued {
+                    admit::leave(&c.admit);
+                }
+            },
+        )
     };
     match r {
         Some(false) => 0,

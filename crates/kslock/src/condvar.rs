@@ -373,7 +373,7 @@ impl Condvar {
     /// The calling thread holds `m`.
     pub unsafe fn wait_raw<P: MutexPolicy>(&self, m: &RawMutex<P>, deadline: Deadline) -> bool {
         // SAFETY: forwarded caller contract.
-        match unsafe { self.wait_raw_then(m, deadline, |_| {}) } {
+        match unsafe { self.wait_raw_then(m, deadline, || true, |_| {}) } {
             Some(timed_out) => timed_out,
             None => panic!("kslock: Condvar waited on with two different mutexes at once"),
         }
@@ -388,6 +388,12 @@ impl Condvar {
     /// condvar). A [`Left::Requeued`] waiter stopped touching the condvar already at its
     /// requeue, before this call: its notifier may end its count (module doc).
     ///
+    /// `stay()` runs under the condvar's lock just before the waiter queues: if it returns
+    /// `false` the wait does not queue and returns at once as timed out (`Some(true)`, after
+    /// `left(Left::TimedOut)`), with `m` still held. A notification made after an embedder's
+    /// own flag changed takes this lock after the change, so a `stay` that reads the flag
+    /// sees it or the notification sees the waiter (the preload's cancellation slices use it).
+    ///
     /// Returns `None`, without waiting (and without calling `left`), if other threads are
     /// blocked on this condvar with a different mutex; `m` is still held then.
     ///
@@ -397,6 +403,7 @@ impl Condvar {
         &self,
         m: &RawMutex<P>,
         deadline: Deadline,
+        stay: impl FnOnce() -> bool,
         left: F,
     ) -> Option<bool> {
         let me = current();
@@ -415,6 +422,11 @@ impl Condvar {
                     return None;
                 }
                 self.mutex.store(maddr, Relaxed);
+            }
+            if !stay() {
+                self.lock.unlock(me);
+                left(Left::TimedOut);
+                return Some(true);
             }
             // SAFETY: condvar lock held; `w` stays in `slot` until it is unlinked.
             unsafe { self.list.push_back(w) };

@@ -82,9 +82,16 @@ pub(crate) struct Osq {
     tail: AtomicU32,
 }
 
-/// Most spinners one OSQ admits: online CPUs − 1 (one CPU is left for the owner), at least 1.
-/// `KSLOCK_OSQ_SPINNERS=<n>` overrides it (read once; for experiments, and for tests that need
-/// the admission of a machine with more CPUs).
+/// Most spinners one OSQ admits: the CPUs this process may run on − 1 (one CPU is left for
+/// the owner), at least 1. `KSLOCK_OSQ_SPINNERS=<n>` overrides it (read once; for experiments,
+/// and for tests that need the admission of a machine with more CPUs).
+///
+/// The CPUs are counted from the affinity mask (one `sched_getaffinity` syscall), not with
+/// `std::thread::available_parallelism`, which also opens `/proc/self/cgroup`: an `open` is a
+/// pthread cancellation point, and this runs inside lock paths, so under the pthread preload a
+/// thread cancelled in `pthread_cond_wait` acted on it while waiting for the mutex and ran its
+/// cleanup handlers without holding it (the Open POSIX Test Suite's `pthread_cond_wait/2-3`,
+/// under load).
 fn max_spinners() -> u32 {
     #[cfg(not(kslock_loom))]
     {
@@ -94,7 +101,7 @@ fn max_spinners() -> u32 {
         if m != 0 {
             return m;
         }
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let cpus = affinity_cpus();
         let m = std::env::var("KSLOCK_OSQ_SPINNERS")
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
@@ -107,6 +114,22 @@ fn max_spinners() -> u32 {
     {
         8 // loom models have at most 3 spinners; admission is plain counting
     }
+}
+
+/// How many CPUs the affinity mask of this thread allows (1 if it cannot be read). A plain
+/// syscall: no cancellation point (see [`max_spinners`]).
+#[cfg(not(kslock_loom))]
+fn affinity_cpus() -> u32 {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { core::mem::zeroed() };
+    // SAFETY: `set` is a writable cpu_set_t of the size passed.
+    let r =
+        unsafe { libc::sched_getaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return 1;
+    }
+    // SAFETY: `set` is an initialised cpu_set_t.
+    unsafe { libc::CPU_COUNT(&set) }.max(1) as u32
 }
 
 impl Osq {

@@ -182,7 +182,7 @@ fn broadcasts_racing_timeouts_count_every_waiter_once() {
                     // SAFETY: held by this thread.
                     let timed_out = unsafe {
                         st.cv
-                            .wait_raw_then(&st.m, Some(deadline), |h| leave(&st, h))
+                            .wait_raw_then(&st.m, Some(deadline), || true, |h| leave(&st, h))
                     }
                     .expect("one mutex");
                     if !timed_out {

@@ -326,8 +326,11 @@ fn loom_condvar_notify_all_races_a_timeout() {
             st2.0.lock();
             st2.3.fetch_add(1, Relaxed);
             // SAFETY: held by this thread.
-            let timed_out = unsafe { st2.1.wait_raw_then(&st2.0, Some(0), |h| leave(&st2, h)) }
-                .expect("one mutex");
+            let timed_out = unsafe {
+                st2.1
+                    .wait_raw_then(&st2.0, Some(0), || true, |h| leave(&st2, h))
+            }
+            .expect("one mutex");
             // SAFETY: held again on return.
             unsafe { st2.0.unlock() };
             timed_out
@@ -338,8 +341,11 @@ fn loom_condvar_notify_all_races_a_timeout() {
             while !st3.2.load(Relaxed) {
                 st3.3.fetch_add(1, Relaxed);
                 // SAFETY: held by this thread.
-                unsafe { st3.1.wait_raw_then(&st3.0, None, |h| leave(&st3, h)) }
-                    .expect("one mutex");
+                unsafe {
+                    st3.1
+                        .wait_raw_then(&st3.0, None, || true, |h| leave(&st3, h))
+                }
+                .expect("one mutex");
             }
             // SAFETY: held.
             unsafe { st3.0.unlock() };

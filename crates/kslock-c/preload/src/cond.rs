@@ -28,8 +28,11 @@
 //! cancellable, so the wait runs in slices (2 ms doubling to 64 ms) while cancellation is
 //! enabled: after each slice the waiter is out of the queue and holds the mutex, and calls
 //! `pthread_testcancel`. Between slices a signal could find no queued waiter, so every signal
-//! bumps `seq` and a waiter that sees `seq` moved returns (a legal spurious wakeup) instead of
-//! waiting again: no wakeup is lost. A cancellation request is thus acted on within one slice.
+//! bumps `seq` and a waiter that sees `seq` moved, when it would queue again (read under the
+//! condvar's lock, which the signal takes after its bump), returns (a legal spurious wakeup)
+//! instead of waiting again: no wakeup is lost. The waiter keeps its admission (`admit`)
+//! across the cancellation test, so a destroy waits for it; if cancellation acts, a glibc
+//! cleanup handler (`_pthread_cleanup_push`, which glibc's unwind runs) ends it. A cancellation request is thus acted on within one slice.
 //! The slices also re-check a `CLOCK_REALTIME` deadline against the realtime clock, so a clock
 //! step is noticed within a slice. The waits are `extern "C-unwind"` (glibc's forced unwind
 //! passes through them; they hold nothing that needs dropping when they call
@@ -486,10 +489,16 @@ fn kslock_slice(
     let rc = loop {
         let deadline = slice_deadline(st, timed);
         let mut verdict = None;
+        // Queue only if no signal came since the wait began (checked under the condvar's
+        // lock, which a signal takes after bumping `seq`): otherwise a signal made while this
+        // thread was between slices, unqueued, would find nobody and the wait would go on
+        // (module doc). Declining reads as a timeout, which `after_slice` turns into 0.
+        let seq0 = st.seq0;
+        let stay = || p.seq.load(SeqCst) == seq0;
         // SAFETY: this thread holds the mutex (checked above); the RawMutex is repr(C) inside
         // the pthread_mutex_t, which outlives the wait.
         let waited = unsafe {
-            p.cv.wait_raw_then(pm.raw(), deadline, |how| {
+            p.cv.wait_raw_then(pm.raw(), deadline, stay, |how| {
                 verdict = leave_or_stay(p, st, timed, how);
             })
         };
