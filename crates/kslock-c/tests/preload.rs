@@ -57,3 +57,12 @@ fn threads_that_lock_in_key_destructors_run_under_the_preload() {
     let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
     assert!(out.contains("all passed"), "{out}");
 }
+
+#[test]
+fn a_cancelled_waiter_that_contended_for_its_mutex_holds_it_in_its_cleanup() {
+    let exe = cc("cancel_relock", &["tests/c/cancel_relock.c"], &[]);
+    let plain = run_ok(&exe, &[]);
+    assert!(plain.contains("all passed"), "{plain}");
+    let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
+    assert!(out.contains("all passed"), "{out}");
+}
