@@ -11,9 +11,10 @@
  * All-zero is a valid unlocked object: a static or zero-filled object needs no init call
  * (KSLOCK_*_INITIALIZER are {0}). Functions return 0 or an errno value, as POSIX does:
  * EBUSY (a try-lock failed; destroy of a held lock), ETIMEDOUT, EINVAL (null object,
- * unsupported clock, tv_nsec outside [0, 1e9), a condvar used with two mutexes at once),
- * EPERM (unlock of what this thread does not hold), EDEADLK (relock of what this thread holds
- * exclusively). Timed functions take an absolute time on CLOCK_REALTIME or CLOCK_MONOTONIC.
+ * unsupported clock, tv_nsec outside [0, 1e9), a wait on a condvar on which threads are
+ * blocked with another mutex), EPERM (unlock of what this thread does not hold), EDEADLK
+ * (relock of what this thread holds exclusively). Timed functions take an absolute time on
+ * CLOCK_REALTIME or CLOCK_MONOTONIC.
  *
  * Link with -lkslock (shared) or libkslock.a plus -lpthread -ldl -lm -lgcc_s (static).
  * This header is checked against the library by crates/kslock-c/tests/c_lib.rs.
@@ -107,7 +108,7 @@ int kslock_cond_init(kslock_cond_t *c);
  * for their mutex (which the caller may hold): it waits until they have left c. */
 int kslock_cond_destroy(kslock_cond_t *c);
 /* Atomically unlock m and wait for a signal; m is locked again on return. EPERM if this
- * thread does not hold m; EINVAL if others wait on c with another mutex. */
+ * thread does not hold m; EINVAL if threads are blocked on c with another mutex. */
 int kslock_cond_wait(kslock_cond_t *c, kslock_mutex_t *m);
 /* kslock_cond_wait that gives up when abstime on clockid passes: ETIMEDOUT (m relocked). */
 int kslock_cond_timedwait(kslock_cond_t *c, kslock_mutex_t *m, clockid_t clockid,

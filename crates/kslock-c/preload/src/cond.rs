@@ -32,9 +32,10 @@
 //! condvar's lock, which the signal takes after its bump), returns (a legal spurious wakeup)
 //! instead of waiting again: no wakeup is lost. The waiter keeps its admission (`admit`)
 //! across the cancellation test, so a destroy waits for it; if cancellation acts, a glibc
-//! cleanup handler (`_pthread_cleanup_push`, which glibc's unwind runs) ends it. A cancellation request is thus acted on within one slice.
-//! The slices also re-check a `CLOCK_REALTIME` deadline against the realtime clock, so a clock
-//! step is noticed within a slice. The waits are `extern "C-unwind"` (glibc's forced unwind
+//! cleanup handler (`_pthread_cleanup_push`, which glibc's unwind runs) ends it. A
+//! cancellation request is thus acted on within one slice. The slices also re-check a
+//! `CLOCK_REALTIME` deadline against the realtime clock, so a clock step is noticed within a
+//! slice. The waits are `extern "C-unwind"` (glibc's forced unwind
 //! passes through them; they hold nothing that needs dropping when they call
 //! `pthread_testcancel`), and their Rust bodies run in an `extern "C"` step function, so a
 //! panic there still aborts.
