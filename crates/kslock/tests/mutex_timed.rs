@@ -141,20 +141,25 @@ fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
     //
     // try_lock wins about 1 in 200 of these (it only wins when the hold happens to end between
     // the trier's check of `held` and its CAS); a spin that waits for the running owner wins
-    // most. Require 1 in 5 in one of three rounds of 200 holds: no try_lock reaches it, and a
-    // neighbour that takes a CPU for one round (the owner and the trier then share a CPU, and
-    // the trier rightly stops spinning) does not fail the test. Chaos builds delay the spinner
-    // on purpose: no ratio there.
+    // most. Require 1 in 5 in one of three rounds of 200 holds, of which the trier saw more
+    // than 20: no try_lock reaches it, and a neighbour that takes a CPU for one round (the
+    // owner and the trier then share a CPU, and the trier rightly stops spinning, or misses
+    // the holds) does not fail the test. Chaos builds delay the spinner and the trier on
+    // purpose: no ratio and no count of seen holds there (CI once saw 20 of 200 under chaos,
+    // beside the binary's other tests).
     let mut results = Vec::new();
     for _ in 0..3 {
         let (spin_ok, tries) = spin_against_running_owner(&m);
-        assert!(tries > 20, "the trier saw too few holds: {tries}");
         results.push((spin_ok, tries));
-        if cfg!(kslock_chaos) || spin_ok * 5 >= tries {
+        if cfg!(kslock_chaos) || (tries > 20 && spin_ok * 5 >= tries) {
             break;
         }
     }
     let (spin_ok, tries) = *results.last().unwrap();
+    assert!(
+        cfg!(kslock_chaos) || tries > 20,
+        "the trier saw too few holds: (wins, tries) per round {results:?}"
+    );
     assert!(
         cfg!(kslock_chaos) || spin_ok * 5 >= tries,
         "try_lock_spin should win against a running 2 µs hold: (wins, tries) per round {results:?}"
