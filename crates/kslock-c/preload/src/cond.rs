@@ -30,19 +30,19 @@
 //! `pthread_testcancel`. Between slices a signal could find no queued waiter, so every signal
 //! bumps `seq` and a waiter that sees `seq` moved, when it would queue again (read under the
 //! condvar's lock, which the signal takes after its bump), returns (a legal spurious wakeup)
-//! instead of waiting again: no wakeup is lost. A cancellation request is thus acted on within
-//! one slice. The waiter's admission (`admit`) ends whenever it leaves the condvar's queue, also
-//! between slices, so a destroy never waits for a waiter that waits for the mutex; it takes a
-//! new one before it queues again. (Between its relock and that re-admission such a waiter
-//! still reads the condvar: if a broadcast woke it meanwhile and the program destroyed and
-//! reused the condvar at once, it would read the reused memory. Keeping the admission across
-//! the gap instead made a destroy right after a broadcast, with the mutex held, wait for a
-//! waiter that waits for that mutex: `EBUSY`.) The slices also re-check a
-//! `CLOCK_REALTIME` deadline against the realtime clock, so a clock step is noticed within a
-//! slice. The waits are `extern "C-unwind"` (glibc's forced unwind
-//! passes through them; they hold nothing that needs dropping when they call
-//! `pthread_testcancel`), and their Rust bodies run in an `extern "C"` step function, so a
-//! panic there still aborts.
+//! instead of waiting again: no wakeup is lost. The waiter keeps its admission (`admit`)
+//! across the cancellation test, so a destroy waits for it; if cancellation acts, a glibc
+//! cleanup handler (`_pthread_cleanup_push`, which glibc's unwind runs) ends it. (The price:
+//! a destroy made by a thread that holds the mutex, right after a broadcast, waits for a
+//! waiter that is between slices and waits for that mutex, and returns `EBUSY` after its
+//! bound. Ending the admission at each slice instead let such a waiter read the condvar after
+//! a legal destroy and reuse: `pthread_cond_destroy/2-1` failed 2 of 30 runs beside two CPU
+//! hogs that way, and reading reused memory is worse than an error.) A cancellation request
+//! is thus acted on within one slice. The slices also re-check a `CLOCK_REALTIME` deadline
+//! against the realtime clock, so a clock step is noticed within a slice. The waits are
+//! `extern "C-unwind"` (glibc's forced unwind passes through them; they hold nothing that
+//! needs dropping when they call `pthread_testcancel`), and their Rust bodies run in an
+//! `extern "C"` step function, so a panic there still aborts.
 
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
@@ -240,8 +240,8 @@ struct WaitState {
     clockid: libc::clockid_t,
     abstime: *const libc::timespec,
     started: bool,
-    /// Holds an admission (`admit`): while it may touch the condvar, from before it queues
-    /// until it leaves the queue.
+    /// Holds an admission (`admit`): from its first slice until it leaves the condvar, across
+    /// the slices' cancellation tests.
     admitted: bool,
     /// A slice has queued it on the condvar (a refusal after that is a spurious wakeup).
     queued: bool,
@@ -277,7 +277,7 @@ unsafe fn wait(
         // SAFETY: caller contract.
         match unsafe { wait_step(c, m, &mut st) } {
             // SAFETY: this thread holds `m` and is no condvar waiter (the step's contract).
-            STEP_TESTCANCEL => unsafe { pthread_testcancel() },
+            STEP_TESTCANCEL => unsafe { testcancel(c, &st) },
             // SAFETY: caller contract.
             STEP_GLIBC => unsafe {
                 return match api {
@@ -340,41 +340,91 @@ unsafe extern "C" fn wait_step(
             return STEP_TESTCANCEL;
         }
     }
-    if st.queued && p.seq.load(SeqCst) != st.seq0 {
+    if st.admitted {
         // Between slices: a notification since the wait began is a wakeup (the queue may
-        // have been empty when it came).
-        return 0;
+        // have been empty when it came). The admission has kept the condvar alive till here.
+        if p.seq.load(SeqCst) != st.seq0 {
+            end_admission(p, st);
+            return 0;
+        }
+    } else {
+        admit::enter(&p.admit);
+        st.admitted = true;
     }
     let rc = match km {
         Some(pm) => kslock_slice(p, pm, st, timed),
         // SAFETY: caller contract.
         None => unsafe { futex_slice(p, m, st, timed) },
     };
-    if st.admitted {
-        // Over without leaving through `leave_or_stay` (another mutex's waiters, a mutex
-        // error); `m` is held.
+    if rc != STEP_TESTCANCEL && st.admitted {
+        // Over without leaving through `leave_or_stay` (`EPERM`, a mutex error); `m` is held.
         end_admission(p, st);
     }
     rc
 }
 
-/// Takes this wait's admission (`admit`) before it queues on the condvar.
-fn begin_admission(p: &PCond, st: &mut WaitState) {
-    admit::enter(&p.admit);
-    st.admitted = true;
-}
-
-/// Ends this wait's admission (`admit`), once it has left the condvar's queue.
+/// Ends this wait's admission (`admit`): its last access to the condvar.
 fn end_admission(p: &PCond, st: &mut WaitState) {
     st.admitted = false;
     admit::leave(&p.admit);
 }
 
+/// glibc's `struct _pthread_cleanup_buffer` (`pthread.h`): a cleanup handler registered with
+/// `_pthread_cleanup_push`, which glibc's cancellation unwind runs as it leaves the frame
+/// holding the buffer.
+#[repr(C)]
+struct CleanupBuffer {
+    routine: unsafe extern "C" fn(*mut core::ffi::c_void),
+    arg: *mut core::ffi::c_void,
+    canceltype: c_int,
+    prev: *mut CleanupBuffer,
+}
+
+extern "C" {
+    fn _pthread_cleanup_push(
+        buf: *mut CleanupBuffer,
+        routine: unsafe extern "C" fn(*mut core::ffi::c_void),
+        arg: *mut core::ffi::c_void,
+    );
+    fn _pthread_cleanup_pop(buf: *mut CleanupBuffer, execute: c_int);
+}
+
+/// The cleanup handler of a cancellation between slices: ends the admission.
+///
+/// # Safety
+/// `arg` points to the `admit` word of a condvar this thread holds an admission of.
+unsafe extern "C" fn leave_on_cancel(arg: *mut core::ffi::c_void) {
+    // SAFETY: caller contract; the admission keeps the condvar alive.
+    admit::leave(unsafe { &*(arg as *const AtomicU64) });
+}
+
+/// A cancellation point between slices (`m` held, not queued). A waiter keeps its admission
+/// across it, so a destroy cannot complete while the wait may still resume; if cancellation
+/// acts, glibc's unwind runs `leave_on_cancel` and the admission ends there.
+///
+/// # Safety
+/// `c` is the wait's kslock-routed condvar when `st.admitted`.
+unsafe fn testcancel(c: *mut libc::pthread_cond_t, st: &WaitState) {
+    if !st.admitted {
+        // SAFETY: forwarded contract.
+        return unsafe { pthread_testcancel() };
+    }
+    // SAFETY: the admission keeps `c` alive and routed.
+    let word = unsafe { &(*c.cast::<PCond>()).admit } as *const AtomicU64;
+    let mut buf = core::mem::MaybeUninit::<CleanupBuffer>::uninit();
+    // SAFETY: glibc's compatibility cleanup API; `buf` stays in this frame until popped.
+    unsafe {
+        _pthread_cleanup_push(buf.as_mut_ptr(), leave_on_cancel, word as *mut _);
+        pthread_testcancel();
+        _pthread_cleanup_pop(buf.as_mut_ptr(), 0);
+    }
+}
+
 /// Decides, after a slice ended (`TimedOut`) or a wakeup, whether the wait is over, with the
-/// waiter's last look at the condvar: `Some(rc)` (over), `Some(STEP_TESTCANCEL)` or `None`
-/// (it goes on: it will take a new admission before it queues again). The admission ends here
-/// (or ended at a requeue, module doc of `admit`), before the waiter waits for the mutex
-/// again, so a destroy need not wait for that.
+/// waiter's last look at the condvar: `Some(rc)` (over: the admission ends here, or ended at a
+/// requeue, module doc of `admit`) or `Some(STEP_TESTCANCEL)` / `None` (it goes on, still
+/// admitted). Runs before the waiter waits for the mutex again, so a destroy need not wait
+/// for that.
 fn leave_or_stay(
     p: &PCond,
     st: &mut WaitState,
@@ -386,11 +436,13 @@ fn leave_or_stay(
     } else {
         Some(0)
     };
-    if how == Left::Requeued {
-        // Its broadcaster ended the admission.
-        st.admitted = false;
-    } else {
-        end_admission(p, st);
+    if verdict.is_some_and(|rc| rc != STEP_TESTCANCEL) {
+        if how == Left::Requeued {
+            // Its broadcaster ends the admission.
+            st.admitted = false;
+        } else {
+            end_admission(p, st);
+        }
     }
     verdict
 }
@@ -427,8 +479,8 @@ fn after_slice(
     None
 }
 
-/// Waits on kslock's condvar with a kslock mutex `pm` that this thread must hold. Each queueing
-/// holds an admission, which ends when the waiter leaves the queue (`leave_or_stay`).
+/// Waits on kslock's condvar with a kslock mutex `pm` that this thread must hold. The
+/// admission ends inside when the wait is over (`leave_or_stay`).
 fn kslock_slice(
     p: &PCond,
     pm: &PMutex,
@@ -448,7 +500,6 @@ fn kslock_slice(
         // (module doc). Declining reads as a timeout, which `after_slice` turns into 0.
         let seq0 = st.seq0;
         let stay = || p.seq.load(SeqCst) == seq0;
-        begin_admission(p, st);
         // SAFETY: this thread holds the mutex (checked above); the RawMutex is repr(C) inside
         // the pthread_mutex_t, which outlives the wait.
         let waited = unsafe {
@@ -480,7 +531,6 @@ unsafe fn futex_slice(
     timed: Option<(Clock, libc::timespec)>,
 ) -> c_int {
     loop {
-        begin_admission(p, st);
         // SeqCst: the Dekker pair with the signaller (module doc). `seq0` was read while
         // holding the mutex, so a signal after that point changes `seq` from `seq0`.
         p.fb_waiters.fetch_add(1, SeqCst);
