@@ -1,29 +1,27 @@
 //! The condvar's admission count: how many waiters may still touch a condvar, so that
 //! `pthread_cond_destroy` knows when its memory may be reused.
 //!
-//! The C layers keep this word (a plain count) next to kslock's
-//! [`Condvar`](kslock_core::Condvar). A waiter enters ([`enter`]) before it queues and counts
-//! until it has left the condvar: it leaves ([`leave`]) in the callback of
-//! `Condvar::wait_raw_then`, after its last access to the condvar and before it waits for the
-//! mutex again, except a waiter that `notify_all` requeued onto the mutex: that one stopped
-//! touching the condvar at the requeue, and its broadcaster ends its admission ([`release`],
-//! the broadcast's last access to the condvar). So a destroy that finds no thread blocked
-//! (`Condvar::has_waiters`) only has to wait for the count to drain ([`drained`]) before the
-//! memory may be reused: the waiters that still count are notified or timed out and need no
-//! lock to leave, and the requeued ones, which need the mutex, no longer count. (POSIX allows
-//! destroying a condvar as soon as no thread is blocked on it, e.g. right after a broadcast,
-//! while the woken threads wait for the mutex, which the destroying thread may hold; the Open
-//! POSIX Test Suite's `pthread_cond_destroy/2-1` destroys right after a broadcast and then
-//! overwrites the memory.)
+//! The C layers keep this word (a plain count) next to kslock's [`Condvar`](kslock_core::Condvar).
+//! A waiter enters ([`enter`]) before it queues and counts until it has left the condvar: it leaves
+//! ([`leave`]) in the callback of `Condvar::wait_raw_then`, after its last access to the condvar
+//! and before it waits for the mutex again, except a waiter that `notify_all` requeued onto the
+//! mutex: that one stopped touching the condvar at the requeue, and its broadcaster ends its
+//! admission ([`release_requeued`], the broadcast's last access to the condvar). So a destroy that
+//! finds no thread blocked (`Condvar::has_waiters`) only has to wait for the count to drain
+//! ([`drained`]) before the memory may be reused: the waiters that still count are notified or
+//! timed out and need no lock to leave, and the requeued ones, which need the mutex, no longer
+//! count. (POSIX allows destroying a condvar as soon as no thread is blocked on it, e.g. right
+//! after a broadcast, while the woken threads wait for the mutex, which the destroying thread may
+//! hold; the Open POSIX Test Suite's `pthread_cond_destroy/2-1` destroys right after a broadcast
+//! and then overwrites the memory.)
 //!
-//! Which mutex the waiters use is the condvar's own business: `wait_raw_then` refuses (→
-//! `EINVAL`) a wait with a second mutex while threads are blocked with the first. Threads
-//! requeued onto the first mutex are no longer blocked on the condvar, so a woken waiter may
-//! go on to wait with another mutex at once (the Open POSIX Test Suite's
-//! `pthread_cond_timedwait/2-5` does).
+//! Which mutex the waiters use is the condvar's own business: `wait_raw_then` refuses (→ `EINVAL`)
+//! a wait with a second mutex while threads are blocked with the first. Threads requeued onto the
+//! first mutex are no longer blocked on the condvar, so a woken waiter may go on to wait with
+//! another mutex at once (the Open POSIX Test Suite's `pthread_cond_timedwait/2-5` does).
 //!
-//! Orderings: [`enter`] is Relaxed (the condvar's own wait_lock orders its queue); [`leave`]
-//! and [`release`] are Release and the destroy's read of the count Acquire, so a waiter's (or
+//! Orderings: [`enter`] is Relaxed (the condvar's own wait_lock orders its queue); [`leave`] and
+//! [`release_requeued`] are Release and the destroy's read of the count Acquire, so a waiter's (or
 //! broadcaster's) last accesses to the condvar happen before the destroying thread reuses the
 //! memory.
 
@@ -45,14 +43,21 @@ pub(crate) fn leave(word: &AtomicU64) {
     release(word, 1);
 }
 
-/// Ends `n` admissions on behalf of waiters that `notify_all` requeued (module doc): the
-/// broadcaster's last access to the condvar. Release: as [`leave`].
-pub(crate) fn release(word: &AtomicU64, n: usize) {
+/// Ends `n` admissions. Release: pairs with the Acquire in [`any`] of a destroy.
+fn release(word: &AtomicU64, n: usize) {
     debug_assert!(n as u64 <= word.load(Relaxed));
     word.fetch_sub(n as u64, Release);
 }
 
-/// Are waiters admitted? Acquire: pairs with [`leave`] and [`release`].
+/// Ends the admissions of the waiters that a `notify_all` returning `notified` requeued: all
+/// of them but the woken head (module doc). The broadcaster's last access to the condvar.
+pub(crate) fn release_requeued(word: &AtomicU64, notified: usize) {
+    if notified > 1 {
+        release(word, notified - 1);
+    }
+}
+
+/// Are waiters admitted? Acquire: pairs with [`leave`] and [`release_requeued`].
 pub(crate) fn any(word: &AtomicU64) -> bool {
     word.load(Acquire) != 0
 }

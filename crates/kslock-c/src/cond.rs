@@ -90,10 +90,8 @@ pub unsafe extern "C" fn kslock_cond_broadcast(c: *mut KslockCond) -> c_int {
         return libc::EINVAL;
     };
     let n = c.cv.notify_all();
-    if n > 1 {
-        // The requeued waiters' admissions (`admit`): the last access to `c`.
-        admit::release(&c.admit, n - 1);
-    }
+    // The requeued waiters' admissions: the last access to `c`.
+    admit::release_requeued(&c.admit, n);
     0
 }
 

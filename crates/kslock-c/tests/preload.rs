@@ -16,14 +16,19 @@ fn preload_env() -> String {
         .to_string()
 }
 
-#[test]
-fn posix_conformance_passes_with_glibc_and_under_the_preload() {
-    let exe = cc("posix", &["tests/c/posix.c"], &["-ldl"]);
+/// Builds the C test program `name` from `src` and runs it plainly (so its checks are right
+/// for glibc) and under the preload: each run must print "all passed".
+fn passes_plainly_and_preloaded(name: &str, src: &str, flags: &[&str]) {
+    let exe = cc(name, &[src], flags);
     let plain = run_ok(&exe, &[]);
     assert!(plain.contains("all passed"), "{plain}");
-    let pre = preload_env();
-    let out = run_ok(&exe, &[("LD_PRELOAD", &pre)]);
+    let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
     assert!(out.contains("all passed"), "{out}");
+}
+
+#[test]
+fn posix_conformance_passes_with_glibc_and_under_the_preload() {
+    passes_plainly_and_preloaded("posix", "tests/c/posix.c", &["-ldl"]);
 }
 
 #[test]
@@ -51,18 +56,10 @@ fn the_c_library_tests_pass_under_the_preload_too() {
 
 #[test]
 fn threads_that_lock_in_key_destructors_run_under_the_preload() {
-    let exe = cc("thread_exit", &["tests/c/thread_exit.c"], &[]);
-    let plain = run_ok(&exe, &[]);
-    assert!(plain.contains("all passed"), "{plain}");
-    let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
-    assert!(out.contains("all passed"), "{out}");
+    passes_plainly_and_preloaded("thread_exit", "tests/c/thread_exit.c", &[]);
 }
 
 #[test]
 fn a_cancelled_waiter_that_contended_for_its_mutex_holds_it_in_its_cleanup() {
-    let exe = cc("cancel_relock", &["tests/c/cancel_relock.c"], &[]);
-    let plain = run_ok(&exe, &[]);
-    assert!(plain.contains("all passed"), "{plain}");
-    let out = run_ok(&exe, &[("LD_PRELOAD", &preload_env())]);
-    assert!(out.contains("all passed"), "{out}");
+    passes_plainly_and_preloaded("cancel_relock", "tests/c/cancel_relock.c", &[]);
 }

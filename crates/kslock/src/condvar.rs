@@ -191,13 +191,11 @@ impl Condvar {
         chaos::point(Site::CondNotify);
         let me = current();
         let mut wake = WakeQ::new();
-        let mut n = 0;
         self.lock.lock(me, &self.stats);
         // SAFETY: condvar lock held.
-        if unsafe { self.wake_head(&mut wake) } {
-            n = 1;
-        }
-        if n == 1 && !self.list.is_empty() {
+        let mut n = usize::from(unsafe { self.wake_head(&mut wake) });
+        // (With no head woken, `wake_head` detached every waiter: the list is empty.)
+        if !self.list.is_empty() {
             // SAFETY: `mutex` was set by the waiters' `wait_raw` to the `RawMutex<P>` they
             // unlocked; a mutex outlives the waiters that will re-lock it, and `RawMutex` is
             // `repr(C)` with a layout independent of `P`.
@@ -408,7 +406,7 @@ impl Condvar {
     ) -> Option<bool> {
         let me = current();
         let maddr = m as *const RawMutex<P> as usize;
-        let (timed_out, requeued) = {
+        let how = {
             // The wait node lives in `slot` until it is unlinked: by a notifier, by our timeout
             // path, or by the mutex after a requeue. It is released before `m.lock()`
             // below, which may need it for the mutex's own wait list.
@@ -467,20 +465,19 @@ impl Condvar {
             };
             // This wait touches the condvar no more.
             left(how);
-            let requeued = how == Left::Requeued;
-            if requeued {
+            if how == Left::Requeued {
                 let (mlock, _, mstats) = m.requeue_parts();
                 mlock.lock(me, mstats);
                 // SAFETY: `w` was moved to `m`'s list under both locks (and may have been
                 // granted the lock since); mutex wait_lock held.
                 unsafe { m.wait_in_queue(me, w, None) };
             }
-            (timed_out, requeued)
+            how
         };
-        if !requeued {
+        if how != Left::Requeued {
             m.lock();
         }
-        Some(timed_out)
+        Some(how == Left::TimedOut)
     }
 }
 

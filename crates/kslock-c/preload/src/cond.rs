@@ -217,10 +217,8 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut libc::pthread_cond_t) ->
     if p.fb_waiters.load(SeqCst) != 0 {
         futex_wake(&p.seq, i32::MAX);
     }
-    if n > 1 {
-        // The requeued waiters' admissions (`admit`): the last access to `c`.
-        admit::release(&p.admit, n - 1);
-    }
+    // The requeued waiters' admissions: the last access to `c`.
+    admit::release_requeued(&p.admit, n);
     0
 }
 

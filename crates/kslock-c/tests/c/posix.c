@@ -559,6 +559,17 @@ TEST(cond_wait_is_a_cancellation_point) {
     }
 }
 
+/* Returns holding `m` once `*count` (incremented under `m` by each waiter before its wait)
+ * reaches `n`: every waiter is then inside its wait, having released `m`. */
+static void lock_when_all_wait(pthread_mutex_t *m, const int *count, int n) {
+    for (;;) {
+        CHECK_RC(pthread_mutex_lock(m), 0);
+        if (*count == n) return;
+        CHECK_RC(pthread_mutex_unlock(m), 0);
+        sched_yield();
+    }
+}
+
 /* Destroy right after a broadcast: no thread is blocked on the condvar any more, so POSIX
  * lets it be destroyed (and its memory reused) while the woken threads still wait for the
  * mutex, here held by the destroying thread. Half the waiters use timed waits; the second
@@ -598,12 +609,7 @@ TEST(cond_destroy_right_after_broadcast) {
         pthread_t t[DB_N];
         for (int i = 0; i < DB_N; i++)
             CHECK_RC(pthread_create(&t[i], NULL, db_waiter, (void *)(intptr_t)(i & 1)), 0);
-        for (;;) { /* until every waiter is blocked in its wait (it released the mutex) */
-            CHECK_RC(pthread_mutex_lock(&db.m), 0);
-            if (db.waiting == DB_N) break;
-            CHECK_RC(pthread_mutex_unlock(&db.m), 0);
-            sched_yield();
-        }
+        lock_when_all_wait(&db.m, &db.waiting, DB_N);
         db.go = 1;
         CHECK_RC(pthread_cond_broadcast(&db.c), 0);
         CHECK_RC(pthread_cond_destroy(&db.c), 0);
@@ -648,21 +654,11 @@ TEST(cond_new_mutex_right_after_broadcast) {
         nm.waiting = nm.go = nm.second = nm.done = 0;
         for (int i = 0; i < NM_N; i++)
             CHECK_RC(pthread_create(&t[i], NULL, nm_waiter, NULL), 0);
-        for (;;) { /* until every waiter is blocked with m1 */
-            CHECK_RC(pthread_mutex_lock(&nm.m1), 0);
-            if (nm.waiting == NM_N) break;
-            CHECK_RC(pthread_mutex_unlock(&nm.m1), 0);
-            sched_yield();
-        }
+        lock_when_all_wait(&nm.m1, &nm.waiting, NM_N);
         nm.go = 1;
         CHECK_RC(pthread_cond_broadcast(&nm.c), 0);
         CHECK_RC(pthread_mutex_unlock(&nm.m1), 0);
-        for (;;) { /* until every waiter is blocked with m2 */
-            CHECK_RC(pthread_mutex_lock(&nm.m2), 0);
-            if (nm.second == NM_N) break;
-            CHECK_RC(pthread_mutex_unlock(&nm.m2), 0);
-            sched_yield();
-        }
+        lock_when_all_wait(&nm.m2, &nm.second, NM_N);
         nm.go = 2;
         CHECK_RC(pthread_cond_broadcast(&nm.c), 0);
         CHECK_RC(pthread_mutex_unlock(&nm.m2), 0);
