@@ -15,7 +15,7 @@
 //! | R3 owner not on my CPU | `ThreadRec::cpu` (rseq cpu_id, refreshed on every slow-path event of the owner) | the owner last ran on the CPU this spinner occupies: it cannot be running, spinning only delays it |
 //! | R4 one poller per lock | the OSQ ([`crate::osq`]) | (structural: only the OSQ head polls the lock word; the mutex head waiter is the one extra, as in the kernel) |
 //! | R5 budget | ticks since the spin began, read every 16 steps | the time spent exceeds the lock's adaptive budget |
-//! | R6 poll backoff | — | (not a stop rule) between two polls of the lock word under the same owner, wait 1, 2, 4 … up to 32 pauses: every poll pulls the lock's cache line away from the running owner (a cross-CPU round trip of 90–430 ns here), so polling every pause slows the owner the spinner waits for |
+//! | R6 poll backoff | — | (not a stop rule) between two polls of the lock word under the same owner, wait 1, 2, 4 … pauses, up to the poll gap ([`POLL_GAP_NS`], in calibrated pauses): every poll pulls the lock's cache line away from the running owner (a cross-CPU round trip of 90–430 ns here), so polling every pause slows the owner the spinner waits for |
 //!
 //! # Budgets (R5)
 //!
@@ -65,6 +65,22 @@
 //! metal, where it is a few µs. `KSLOCK_SPIN_CAP_NS` overrides the cap (read once; for
 //! experiments).
 //!
+//! # Pauses are calibrated (R6)
+//!
+//! A `pause` lasts ≈ 27 ns on the AMD EPYC development VM, where R6 and the polls' spacings
+//! were tuned, but ≈ 4.6 ns on an Intel Xeon (Cascade Lake) 2-vCPU guest (a C loop of 10⁷
+//! pauses) and up to ≈ 60 ns on other Intel parts. Counted in pauses, R6's gap of 32 pauses was
+//! 0.9 µs on the first machine and 0.15 µs on the second: there the spinner polled the
+//! batching owner's line every few of its operations, and at CS load 1 kslock's mutex ran at
+//! 0.51–0.71× parking_lot's (`lockbench matrix --locks kslock-mutex,parking-lot-mutex
+//! --threads 2,8,32 --cs-load 1 --secs 0.5 --repeat 3`; 16.6k vs 23.4k kops/s at 2 threads,
+//! 120 vs 82 CPU ns/op). So every spacing is a time: [`calib`] times the pause once per
+//! process (the fastest of 8 rounds of 32 pauses, by the tick counter: ≈ 1–20 µs) and R6's
+//! most pauses between two polls are `POLL_GAP_NS` ÷ that (32 on the first machine, ≈ 190 on
+//! the second). The mutex's quick poll and a successor's looks at the lock word are spaced in
+//! fractions and multiples of the same gap (module doc of [`crate::mutex`]).
+//! `KSLOCK_POLL_GAP_NS` overrides the gap (read once; for experiments).
+//!
 //! Under loom every budget is 3 steps (the clock is frozen; loom explores the rest).
 
 use crate::sync::{loom_const_fn, spin_hint, AtomicU32, Ordering::Relaxed};
@@ -93,21 +109,24 @@ const CAP_MIN_NS: u64 = 4_000;
 /// Cap clamp, ns.
 #[cfg_attr(kslock_loom, allow(dead_code))]
 const CAP_MAX_NS: u64 = 40_000;
-/// The clock is read every this many steps (rdtsc ≈ 10 ns vs pause ≈ 27 ns).
+/// The clock is read every this many steps (rdtsc ≈ 10 ns vs pause ≈ 5–27 ns).
 const CLOCK_EVERY: u32 = 16;
-/// Most pauses between two polls of an unchanged owner (≈ 0.9 µs at 27 ns a pause).
-pub(crate) const MAX_POLL_PAUSES: u32 = 32;
+/// R6: the longest wait between two polls of an unchanged owner, ns: 32 pauses of ≈ 27 ns on
+/// the AMD EPYC VM, where the backoff was tuned (module doc, "Pauses are calibrated").
+const POLL_GAP_NS: u64 = 864;
 
-/// The calibrated cap and the tick rate, computed once.
+/// The calibrated cap, the tick rate and the poll gap in pauses, computed once.
 #[derive(Clone, Copy)]
 struct Calib {
     cap_ns: u32,
     ticks_per_us: u64,
+    gap_pauses: u32,
 }
 
-/// Computed once per process, in one atomic word (`cap_ns << 32 | ticks_per_us`; 0 = not yet):
-/// threads that race on the first use both compute it and store the same kind of value, and a
-/// `fork()` can never catch it half-initialised (as it could a `OnceLock` mid-init).
+/// Computed once per process, in one atomic word (`cap_ns << 32 | ticks_per_us << 16 |
+/// gap_pauses`, the last two clamped to 1..=65535; 0 = not yet): threads that race on the
+/// first use both compute it and store the same kind of value, and a `fork()` can never catch
+/// it half-initialised (as it could a `OnceLock` mid-init).
 #[cfg(not(kslock_loom))]
 fn calib() -> Calib {
     use core::sync::atomic::{AtomicU64, Ordering::Relaxed as R};
@@ -116,20 +135,39 @@ fn calib() -> Calib {
     if v != 0 {
         return Calib {
             cap_ns: (v >> 32) as u32,
-            ticks_per_us: v as u32 as u64,
+            ticks_per_us: (v >> 16) & 0xFFFF,
+            gap_pauses: v as u32 & 0xFFFF,
         };
     }
-    let cap = std::env::var("KSLOCK_SPIN_CAP_NS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
+    let env = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let cap = env("KSLOCK_SPIN_CAP_NS")
         .unwrap_or_else(|| (sys::measure_syscall_ns() * CAP_SYSCALLS).clamp(CAP_MIN_NS, CAP_MAX_NS))
         .clamp(1, u32::MAX as u64);
-    let tpu = sys::ticks_per_us().clamp(1, u32::MAX as u64);
-    C.store(cap << 32 | tpu, R);
+    let tpu = sys::ticks_per_us().clamp(1, 0xFFFF);
+    let gap_ns = env("KSLOCK_POLL_GAP_NS").unwrap_or(POLL_GAP_NS);
+    let gap = (gap_ns * 1000 / pause_ps(tpu)).clamp(1, 0xFFFF);
+    C.store(cap << 32 | tpu << 16 | gap, R);
     Calib {
         cap_ns: cap as u32,
         ticks_per_us: tpu,
+        gap_pauses: gap as u32,
     }
+}
+
+/// One `pause` (a spin step), picoseconds: the fastest of 8 rounds of 32, timed with the tick
+/// counter (`tpu` ticks a µs); the fastest round is the one no interrupt or preemption hit.
+#[cfg(not(kslock_loom))]
+fn pause_ps(tpu: u64) -> u64 {
+    const N: u64 = 32;
+    let mut best = u64::MAX;
+    for _ in 0..8 {
+        let t0 = sys::ticks();
+        for _ in 0..N {
+            spin_hint();
+        }
+        best = best.min(sys::ticks().wrapping_sub(t0));
+    }
+    (best * 1_000_000 / (tpu * N)).max(1)
 }
 
 #[cfg(kslock_loom)]
@@ -137,7 +175,15 @@ fn calib() -> Calib {
     Calib {
         cap_ns: 10_000,
         ticks_per_us: 1,
+        gap_pauses: 32,
     }
+}
+
+/// R6's longest wait between two polls of an unchanged owner, in pauses (module doc, "Pauses
+/// are calibrated"): the unit the other pollers' spacings are derived from.
+#[inline]
+pub(crate) fn poll_gap_pauses() -> u32 {
+    calib().gap_pauses
 }
 
 /// The calibrated spin cap in ns (exposed for lockbench's environment record and tests).
@@ -292,8 +338,9 @@ pub(crate) struct Spin<'a> {
     handover: bool,
     steps: u32,
     my_cpu: u32,
-    /// Pauses before the next poll of the same owner (R6 backoff), and that owner.
+    /// Pauses before the next poll of the same owner (R6 backoff), their most, and that owner.
     poll_pauses: u32,
+    gap_pauses: u32,
     last_owner: *const ThreadRec,
 }
 
@@ -347,6 +394,7 @@ impl<'a> Spin<'a> {
             steps: 0,
             my_cpu: me.cpu.load(Relaxed),
             poll_pauses: 1,
+            gap_pauses: c.gap_pauses,
             last_owner: core::ptr::null(),
         }
     }
@@ -395,7 +443,7 @@ impl<'a> Spin<'a> {
 
     /// Waits before the next poll of a lock held by `owner`: `Err(OwnerNotRunning)` if R2/R3
     /// say it cannot run, else R6: pause `poll_pauses` steps (each under R5), doubling them up
-    /// to `MAX_POLL_PAUSES` while the owner stays the same, back to 1 when it changes.
+    /// to the poll gap while the owner stays the same, back to 1 when it changes.
     #[inline]
     pub(crate) fn step_on(&mut self, owner: &ThreadRec) -> Result<(), Stop> {
         if !self.owner_running(owner) {
@@ -425,7 +473,7 @@ impl<'a> Spin<'a> {
         for _ in 0..self.poll_pauses {
             self.step()?;
         }
-        self.poll_pauses = (self.poll_pauses * 2).min(MAX_POLL_PAUSES);
+        self.poll_pauses = (self.poll_pauses * 2).min(self.gap_pauses);
         Ok(())
     }
 
@@ -496,6 +544,25 @@ mod tests {
         let c = spin_cap_ns() as u64;
         if std::env::var("KSLOCK_SPIN_CAP_NS").is_err() {
             assert!((CAP_MIN_NS..=CAP_MAX_NS).contains(&c), "cap {c} ns");
+        }
+    }
+
+    #[test]
+    fn the_poll_gap_is_counted_in_measured_pauses() {
+        let tpu = sys::ticks_per_us();
+        let ps = pause_ps(tpu);
+        // A pause is a few cycles to a few hundred on every CPU kslock targets.
+        assert!((100..=1_000_000).contains(&ps), "one pause {ps} ps");
+        let gap = poll_gap_pauses();
+        assert!((1..=0xFFFF).contains(&gap));
+        if std::env::var("KSLOCK_POLL_GAP_NS").is_err() {
+            // The calibration's own measurement may differ from this one (interrupts), but not
+            // by 4×: the gap spans POLL_GAP_NS give or take.
+            let ns = gap as u64 * ps / 1000;
+            assert!(
+                (POLL_GAP_NS / 4..=POLL_GAP_NS * 4).contains(&ns) || gap == 1,
+                "gap {gap} pauses of {ps} ps = {ns} ns"
+            );
         }
     }
 

@@ -8,7 +8,7 @@ use crate::chaos::{self, Site};
 use crate::events::{count, Event};
 use crate::fairness;
 use crate::policy::{HandoffPolicy, MutexPolicy};
-use crate::spin::{Spin, Stop, PRE_QUEUE_YIELDS};
+use crate::spin::{self, Spin, Stop, PRE_QUEUE_YIELDS};
 use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
 use crate::thread::{current, owner_rec, Kind, ThreadRec, Turn, WaitSlot, Waiter, WakeQ};
@@ -105,6 +105,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             return false;
         }
         let (mut pauses, mut last, mut same) = (1, 0, 0);
+        let quick_max_pauses = (spin::poll_gap_pauses() / QUICK_GAP_DIV).max(1);
         for _ in 0..QUICK_POLLS {
             let o = self.owner.load(Relaxed);
             let owner = owner_of(o);
@@ -126,7 +127,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             for _ in 0..pauses {
                 core::hint::spin_loop();
             }
-            pauses = (pauses * 2).min(QUICK_MAX_PAUSES);
+            pauses = (pauses * 2).min(quick_max_pauses);
         }
         false
     }
@@ -433,6 +434,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     fn await_grant(&self, me: &'static ThreadRec, w: &Waiter, until: u64) -> bool {
         let mut spin = Spin::for_grant(&self.stats, me, until.saturating_sub(sys::now_ns()));
         let mut steps = 0u32;
+        let look_every = spin::poll_gap_pauses().saturating_mul(OWNER_LOOK_GAPS);
         count(Event::mutex_succ_await);
         loop {
             // `hand_off` stores the grant before it names us owner, both under the wait_lock:
@@ -444,9 +446,9 @@ impl<P: MutexPolicy> RawMutex<P> {
                 count(Event::mutex_succ_granted);
                 return self.granted(me, w);
             }
-            // The owner's line is read only every OWNER_LOOK_EVERY steps (≈ 2 µs): each read
+            // The owner's line is read only every `look_every` steps (≈ 2 µs): each read
             // fetches it from the owner's cache, which its next re-lock must then reclaim.
-            if steps % OWNER_LOOK_EVERY == 0 {
+            if steps % look_every == 0 {
                 // (A free lock is the owner between two sections, or a handover in flight.)
                 let owner = owner_of(self.owner.load(Relaxed));
                 if owner != 0 && !owner_rec(owner).is_some_and(|r| spin.owner_running(r)) {
@@ -746,22 +748,24 @@ fn due_at(w: &Waiter) -> u64 {
     fairness::handoff_at(w.queued_at(), w.head_at())
 }
 
-/// The quick poll's bounds (module doc, "Quick poll"): at most 16 polls, 1, 2, then 4 pauses
-/// apart (≈ 60 pauses, ≈ 1.6 µs at ≈ 27 ns a pause here: a few short critical sections), and
-/// it stops after 3 polls in a row that see the same owner: an owner that re-locks back to
-/// back shows the same word for ever, and polling it every 4 pauses would pull its line away
-/// at every re-lock (tried: without this stop, 0.90–0.96× at CS load 1 with no outside work).
+/// The quick poll's bounds (module doc, "Quick poll"): at most 16 polls, 1, 2, then up to
+/// 1/8 of R6's poll gap apart (4 pauses of ≈ 27 ns on the AMD VM where it was tuned, ≈ 108
+/// ns: [`crate::spin`], "Pauses are calibrated"; ≈ 1.6 µs in all, a few short critical
+/// sections), and it stops after 3 polls in a row that see the same owner: an owner that
+/// re-locks back to back shows the same word for ever, and polling it every 4 pauses would
+/// pull its line away at every re-lock (tried: without this stop, 0.90–0.96× at CS load 1
+/// with no outside work).
 const QUICK_POLLS: u32 = 16;
-const QUICK_MAX_PAUSES: u32 = 4;
+const QUICK_GAP_DIV: u32 = 8;
 const QUICK_SAME_OWNER: u32 = 3;
 
 /// How long a turn's successor, awake at its turn's end, waits for the owner's handover before it
 /// asks for it with `HANDOFF`: a few of the owner's clock checks ([`turn::CHECK_NS`] apart).
 const GRANT_WAIT_NS: u64 = 4 * turn::CHECK_NS;
 
-/// A successor waiting for its grant looks at the lock word every this many steps (≈ 64
-/// pauses, ≈ 2 µs here).
-const OWNER_LOOK_EVERY: u32 = 64;
+/// A successor waiting for its grant looks at the lock word every this many R6 poll gaps of
+/// steps (64 pauses on the AMD VM, ≈ 1.7 µs; [`crate::spin`], "Pauses are calibrated").
+const OWNER_LOOK_GAPS: u32 = 2;
 
 /// The earlier of a user deadline (`None` = none) and a timer.
 fn min_deadline(deadline: Deadline, t: u64) -> Deadline {

@@ -226,11 +226,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     spin.step() // loom: the frozen clock never passes `dl`
                 } else {
                     // R6 of crate::spin: every poll of `count` pulls its line away from the
-                    // readers, whose unlocks are RMWs on it; back off 1, 2, 4 … 32 pauses.
+                    // readers, whose unlocks are RMWs on it; back off 1, 2, 4 … pauses up to the
+                    // calibrated poll gap (32 on the AMD VM).
                     for _ in 0..reader_pauses {
                         crate::sync::spin_hint();
                     }
-                    reader_pauses = (reader_pauses * 2).min(crate::spin::MAX_POLL_PAUSES);
+                    reader_pauses = (reader_pauses * 2).min(crate::spin::poll_gap_pauses());
                     Ok(())
                 };
                 if r.is_err() {
