@@ -237,21 +237,31 @@ impl SpinStats {
         self.set_estimate_bits(time.min(TIME_MAX) << TIME_SHIFT | rate.min(RATE_MAX) << RATE_SHIFT);
     }
 
-    /// Replaces bits 16–31 with those of `est` (its low 16 bits are 0).
+    /// Replaces bits 16–31 with those of `est` (its low 16 bits are 0). No write when they hold
+    /// `est` already (a settled average): each RMW takes the lock's line from the owner.
     fn set_estimate_bits(&self, est: u32) {
         let mut w = self.0.load(Relaxed);
-        while let Err(x) =
-            self.0
+        while w & !ADMITTED_MASK != est {
+            match self
+                .0
                 .compare_exchange_weak(w, (w & ADMITTED_MASK) | est, Relaxed, Relaxed)
-        {
-            w = x;
+            {
+                Ok(_) => return,
+                Err(x) => w = x,
+            }
         }
     }
 
     /// Admits one more OSQ spinner unless `max` are admitted already. Relaxed: a counter, not a
-    /// handover (the OSQ itself orders its nodes).
+    /// handover (the OSQ itself orders its nodes). A load first: a refused spinner (the usual
+    /// case when threads outnumber CPUs) then makes no RMW on the lock's line, which the
+    /// owner's next lock or unlock would have to take back.
     pub(crate) fn admit(&self, max: u32) -> bool {
-        if self.0.fetch_add(1, Relaxed) & ADMITTED_MASK >= max.min(ADMITTED_MASK - 1) {
+        let max = max.min(ADMITTED_MASK - 1);
+        if self.0.load(Relaxed) & ADMITTED_MASK >= max {
+            return false;
+        }
+        if self.0.fetch_add(1, Relaxed) & ADMITTED_MASK >= max {
             self.0.fetch_sub(1, Relaxed);
             return false;
         }
