@@ -81,6 +81,18 @@
 //! fractions and multiples of the same gap (module doc of [`crate::mutex`]).
 //! `KSLOCK_POLL_GAP_NS` overrides the gap (read once; for experiments).
 //!
+//! A/B on the Intel guest (`scripts/ab-ratio.py 3 "base=@<0a3afc7's lockbench>,new=@<this
+//! one>" -- matrix --locks kslock-mutex,parking-lot-mutex --threads 2,8,32 --cs-load 1,20,100
+//! --secs 0.4 --warmup 0.1`, kslock ÷ parking_lot, medians of three alternated runs): CS load
+//! 1 at 2 / 8 / 32 threads 0.69 / 0.51 / 0.53 → 1.22 / 0.90 / 0.81, CS load 20 and 100 within
+//! the spread (five more runs of those cells at 8 and 32 threads: 1.04–1.19 → 1.06–1.20),
+//! geo-mean 0.91 → 1.08. The rwsem (`--locks kslock-rwsem,parking-lot-rwlock,pthread-rwlock
+//! --read-pct 50,90 --secs 0.3`, 2–32 threads, 18 cells; then 8–96 threads at CS load 1 and
+//! 20, 12 cells): geo-mean 0.78 → 0.82 and 0.81 → 0.79, within the spread. The gap itself,
+//! same binary (`KSLOCK_POLL_GAP_NS`, three runs, the mutex cells above with `--outside-load
+//! 0,100`): 864 / 1728 / 3456 ns gave geo-means 1.08 / 1.08 / 1.06, so the AMD VM's 0.9 µs
+//! stays. On the AMD VM the calibrated gap is the old 32 pauses: nothing changes there.
+//!
 //! Under loom every budget is 3 steps (the clock is frozen; loom explores the rest).
 
 use crate::sync::{loom_const_fn, spin_hint, AtomicU32, Ordering::Relaxed};
