@@ -157,7 +157,7 @@ fn calib() -> Calib {
         .clamp(1, u32::MAX as u64);
     let tpu = sys::ticks_per_us().clamp(1, 0xFFFF);
     let gap_ns = env("KSLOCK_POLL_GAP_NS").unwrap_or(POLL_GAP_NS);
-    let gap = (gap_ns * 1000 / pause_ps(tpu)).clamp(1, 0xFFFF);
+    let gap = (gap_ns.saturating_mul(1000) / pause_ps(tpu)).clamp(1, 0xFFFF);
     C.store(cap << 32 | tpu << 16 | gap, R);
     Calib {
         cap_ns: cap as u32,

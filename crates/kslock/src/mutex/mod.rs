@@ -96,8 +96,8 @@
 //! # Quick poll
 //!
 //! A locker whose fast path failed first polls the lock word alone (`quick_poll`), if nobody
-//! spins in the OSQ and nobody waits: up to 16 polls, 1, 2, then 4 pauses apart (4 on the AMD
-//! VM; the calibrated eighth of R6's poll gap, [`crate::spin`]), taking the
+//! spins in the OSQ and nobody waits: up to 16 polls, 1, 2, then up to an eighth of R6's
+//! calibrated poll gap apart (4 pauses on the AMD VM, [`crate::spin`]), taking the
 //! lock with one CAS when it is free, giving up after 3 polls in a row that show the same
 //! owner (a batching owner), on a sleeping owner or on a handover; then the OSQ spin as
 //! before. The OSQ spin costs four RMWs on the lock's only cache line (OSQ join and leave,

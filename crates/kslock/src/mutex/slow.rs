@@ -763,8 +763,9 @@ const QUICK_SAME_OWNER: u32 = 3;
 /// asks for it with `HANDOFF`: a few of the owner's clock checks ([`turn::CHECK_NS`] apart).
 const GRANT_WAIT_NS: u64 = 4 * turn::CHECK_NS;
 
-/// A successor waiting for its grant looks at the lock word every this many R6 poll gaps of
-/// steps (64 pauses on the AMD VM, ≈ 1.7 µs; [`crate::spin`], "Pauses are calibrated").
+/// A successor waiting for its grant looks at the lock word once per this many R6 poll gaps,
+/// counted in steps (64 pauses on the AMD VM, ≈ 1.7 µs; [`crate::spin`], "Pauses are
+/// calibrated").
 const OWNER_LOOK_GAPS: u32 = 2;
 
 /// The earlier of a user deadline (`None` = none) and a timer.

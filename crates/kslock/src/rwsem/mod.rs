@@ -128,9 +128,10 @@
 //! alone and not by the lock's adaptive budget, which learns writer hold times (a budget shrunk
 //! below one read section failed every such spin: 2 threads, 90% reads, CS load 100 went from 0.6×
 //! to 1.1× parking_lot with this bound). Its polls of `count` back off as R6 of [`crate::spin`]
-//! prescribes (1, 2, 4 … 32 pauses, the calibrated poll gap on the AMD VM): polling every pause pulled the line away from the readers on
-//! every poll (A/B on 15ae251, 3 alternated runs each, median kops/s ratio, 8 / 32 threads: CS load
-//! 1 1.09 / 1.20 at 50% reads, 1.10 / 1.14 at 90%; CS load 20 1.02–1.05; CS load 100 0.98–1.07).
+//! prescribes (1, 2, 4 … 32 pauses, the calibrated poll gap on the AMD VM): polling every pause
+//! pulled the line away from the readers on every poll (A/B on 15ae251, 3 alternated runs each,
+//! median kops/s ratio, 8 / 32 threads: CS load 1 1.09 / 1.20 at 50% reads, 1.10 / 1.14 at 90%;
+//! CS load 20 1.02–1.05; CS load 100 0.98–1.07).
 //! When R expires while the lock is still reader-owned the writer sets `NONSPINNABLE` and gives
 //! `WRITER_WANT` up. With [`ReaderOwnedSpin::Never`] writers stop as soon as the lock is
 //! reader-held.
