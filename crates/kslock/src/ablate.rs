@@ -10,7 +10,7 @@
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
-//! | `writer_yield_first` | a writer that finds the lock held by readers yields once before it spins on them | [`crate::rwsem`] `write_contended` |
+//! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 

@@ -137,8 +137,8 @@
 //! reader-held.
 //!
 //! **Writer meets readers** (user space; switch `writer_yield_first`): a writer whose fast
-//! path fails on a lock held by readers only yields once before it spins (the first of its
-//! [`PRE_QUEUE_YIELDS`]). Spinning at once raised `WRITER_WANT` while the readers, on both
+//! path fails on a lock held by readers only yields before it spins (the first of its
+//! [`PRE_QUEUE_YIELDS`]; up to two while readers still hold the lock, below). Spinning at once raised `WRITER_WANT` while the readers, on both
 //! CPUs, were about to leave anyway, and sent every reader that arrived meanwhile through the
 //! slow path: with short sections the lock ran in lockstep across the CPUs. After the yield the
 //! readers it met have usually left. A/B on b3443b7 plus the change, on and off alternated
@@ -154,6 +154,21 @@
 //!
 //! It also evened out the 96-thread, 90% reads, CS load 100 cell: per-thread max/min ops
 //! 11.6 and 25.5 → 1.3 and 1.5 (CS load 20: 4.8, 4.6 → 1.3, 1.2).
+//!
+//! **A second yield** (session 21, on the Intel guest, where a `pause` is 4.6 ns and a read
+//! section at CS load 1 a few ns): a writer that finds readers again after its yield yields
+//! once more before it spins on them. `scripts/ab-ratio.py 4 "one,two" -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90
+//! --secs 0.25 --warmup 0.05` (one binary, the count from the environment for the
+//! experiment; kslock ÷ parking_lot, medians of four alternated runs): CS load 1 at 2 / 8 /
+//! 32 / 96 threads 0.59 / 0.62 / 0.92 / 2.12 → 0.65 / 0.69 / 1.17 / 2.75 (50% reads) and 0.77
+//! / 0.81 / 0.98 / 2.04 → 0.94 / 0.92 / 1.21 / 2.61 (90%; kslock +6 to +23% kops/s in all
+//! eight cells); CS load 20 0.77–3.67 → 0.77–3.98 (better in 6 of 8); CS load 100 1.03 / 1.70 /
+//! 4.06 / 5.99 → 1.04 / 1.73 / 4.22 / 5.67 (50%) and 0.89 / 1.36 / 2.80 / 7.07 → 0.87 / 1.38 /
+//! 3.21 / 6.28 (90%; kslock −6 to −12% kops/s at 90% reads, where it led the best peer by
+//! 1.27–1.45× in the default run); geo-mean of the 24 cells 1.50 → 1.63. An earlier pair of
+//! runs with glibc's rwlock also in the cells (2–32 threads) gave geo-means 1.15 / 1.18 / 1.14
+//! for 1 / 2 / 4 yields, within their spread; 2 is the smaller change.
 //!
 //! At 2 threads such a yield finds nothing else to run and returns at once (≈ 8% of the CPU
 //! samples at 50% reads, CS load 1, are `__schedule` under `sched_yield`). Tried and dropped

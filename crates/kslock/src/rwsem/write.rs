@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// How many of a writer's pre-queue yields it spends while readers hold the lock before it
+/// spins on them with `WRITER_WANT` (module doc, "Writer meets readers"): 2, A/B there.
+const READER_YIELDS: u32 = 2;
+
 impl<P: RwSemPolicy> RawRwSem<P> {
     /// Acquires the write lock, spinning or sleeping if needed (`down_write`).
     #[inline]
@@ -278,7 +282,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         self.wait_unlock(me, &mut wq);
     }
 
-    /// Should a writer whose fast path just failed yield once before it spins? Yes when the
+    /// Should a writer whose fast path just failed yield (again) before it spins? Yes when the
     /// lock is held by readers only (module doc, "Writer meets readers"); never under loom,
     /// where yields explore nothing.
     fn yield_before_reader_spin(&self) -> bool {
@@ -298,9 +302,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         let me = current();
         let mut yields = 0;
         loop {
-            if yields == 0 && self.yield_before_reader_spin() {
-                // Readers hold the lock: yield before spinning on them (module doc, "Writer
-                // meets readers").
+            if yields < READER_YIELDS && self.yield_before_reader_spin() {
+                // Readers hold the lock: yield before spinning on them, up to READER_YIELDS
+                // times (module doc, "Writer meets readers").
             } else if !self.write_can_spin() {
                 events::count(Ev::rwsem_write_nospin);
             } else if self.write_optimistic_spin(me) {
