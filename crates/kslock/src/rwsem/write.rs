@@ -173,7 +173,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
         let mut reader_deadline: Option<u64> = None;
         let mut reader_steps = 0u32;
-        let mut reader_pauses = 1u32;
+        let (mut reader_pauses, gap_pauses) = (1u32, crate::spin::poll_gap_pauses());
         let mut want = false;
         let res = loop {
             let c = self.count.load(Relaxed);
@@ -235,7 +235,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                     for _ in 0..reader_pauses {
                         crate::sync::spin_hint();
                     }
-                    reader_pauses = (reader_pauses * 2).min(crate::spin::poll_gap_pauses());
+                    reader_pauses = (reader_pauses * 2).min(gap_pauses);
                     Ok(())
                 };
                 if r.is_err() {
