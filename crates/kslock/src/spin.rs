@@ -125,6 +125,7 @@ const CAP_MAX_NS: u64 = 40_000;
 const CLOCK_EVERY: u32 = 16;
 /// R6: the longest wait between two polls of an unchanged owner, ns: 32 pauses of ≈ 27 ns on
 /// the AMD EPYC VM, where the backoff was tuned (module doc, "Pauses are calibrated").
+#[cfg_attr(kslock_loom, allow(dead_code))]
 const POLL_GAP_NS: u64 = 864;
 
 /// The calibrated cap, the tick rate and the poll gap in pauses, computed once.
