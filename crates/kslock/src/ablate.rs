@@ -11,6 +11,7 @@
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
+//! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 
@@ -25,9 +26,10 @@ pub(crate) enum Mech {
     QuickPoll = 1 << 6,
     CensoredBudget = 1 << 7,
     RunLimit = 1 << 8,
+    YieldOnWriter = 1 << 9,
 }
 
-const NAMES: [(&str, Mech); 7] = [
+const NAMES: [(&str, Mech); 8] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -35,6 +37,7 @@ const NAMES: [(&str, Mech); 7] = [
     ("quick_poll", Mech::QuickPoll),
     ("censored_budget", Mech::CensoredBudget),
     ("run_limit", Mech::RunLimit),
+    ("yield_on_writer", Mech::YieldOnWriter),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

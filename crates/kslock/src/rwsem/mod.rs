@@ -180,6 +180,42 @@
 //! 1.674; 2 threads, 50% reads, CS load 1 0.85 → 0.68, 90% reads 1.02 → 1.10; CS load 20 at
 //! 2 threads 0.95 → 0.99 (50%) and 0.96 → 0.88 (90%).
 //!
+//! **Meeting a writer** (session 22; switch `yield_on_writer`): a reader whose fast path
+//! fails on a writer (holding, or waiting awake with `WRITER_WANT` / `HANDOFF`) yields once
+//! before it spins on `count` (the first of its [`PRE_QUEUE_YIELDS`]), and a writer whose fast
+//! path fails on a writer owner yields once before its OSQ spin, as a writer meeting readers
+//! already did. With short sections the holder re-locks from its own cache; a waiter that spins
+//! takes the lock in the gap between two of the holder's operations, and every such entry is a
+//! handover of `count`'s line and of the lock (lock-events build, 2 threads, 50% reads, CS
+//! load 1: 130 handovers a kop, 96 slow writes and 53 slow reads, almost all acquired by
+//! spinning, against parking_lot's 61 handovers; parking_lot's waiters yield after three short
+//! spins). A yield that finds nothing else to run returns in ≈ 0.5 µs, long enough for the
+//! holder to run a batch. A/B on `da4c9bb` plus the change (the same code behind an
+//! environment bit for the experiment), `scripts/ab-ratio.py 3 "base,rw=…" -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock --threads 2,8,96 --cs-load 1,20,100
+//! --read-pct 50,90 --outside-load 0,100 --secs 0.25 --warmup 0.05`, kslock ÷ best peer,
+//! medians of three alternated runs (the Intel guest):
+//!
+//! | cells | off → on |
+//! |---|---|
+//! | no outside work, CS load 1, 2 / 8 / 96 threads, 50% reads | 0.62 / 0.70 / 0.94 → 0.87 / 0.97 / 1.57 (7.7k / 12.0k / 13.3k → 10.9k / 17.8k / 18.2k kops/s) |
+//! | same, 90% reads | 0.88 / 0.55 / 0.50 → 1.04 / 0.70 / 0.88 (glibc's rwlock, on one CPU, is the best peer from 8 threads up) |
+//! | no outside work, CS load 20 / 100, 2–96 threads | 0.78–1.01 → 0.82–1.02 (CS 20), 0.90–1.25 → 0.88–1.35 (CS 100) |
+//! | `--outside-load 100`, CS load 1 and 20 | 1.02–1.74 → 0.98–1.28 (most cells −2 to −8%; 96 threads, CS 20, 50% reads 1.74 → 1.17, 1.33 → 1.22 / 1.65 in a second invocation) |
+//! | `--outside-load 100`, CS load 100 | 1.01–1.61 → 1.01–1.53 (−3 to −10%) |
+//! | geo-mean of the 36 cells | 1.007 → 1.048 |
+//!
+//! A first invocation without the outside-load cells (2 / 8 / 32 threads, CS load 1 / 20 /
+//! 100, kslock ÷ parking_lot): geo-mean 1.18 → 1.30, the reader's yield alone 1.26, the
+//! writer's alone 1.20. The cost is where threads work outside the lock: there the holder
+//! leaves the lock soon after it takes it, and a spin would have caught it. Tried: a waiter
+//! that polls `count` three times, an eighth of the poll gap apart, and yields only if the
+//! blocker is still there (a batching holder): it kept the outside-load cells (geo-mean
+//! 1.056) but lost most of the gain without outside work (8 threads, CS load 1: 0.78 and
+//! 0.61 at 50% / 90% reads; 96 threads, 90% reads: 0.55), because with 2 CPUs a gap shows up
+//! within three polls whether or not the holder batches. Not adopted; a signal for "the
+//! holder batches" that costs nothing is the open lead.
+//!
 //! **Where the time goes at CS load 20–100** (session 15, `lockbench timeline --lock kslock-rwsem
 //! --threads 8 --cs-load 20 --read-pct 50`, three runs): a writer holds the lock 41% of the
 //! time, one reader 30%, two readers only 6.5%, and 22% it is idle while threads wait. During
@@ -493,6 +529,14 @@ enum ReaderSpinResult {
 #[track_caller]
 fn misuse(what: &str) -> ! {
     panic!("kslock: RwSem {what}")
+}
+
+/// Does a thread whose fast path just failed on a writer yield once before it spins on it?
+/// (Module doc, "Meeting a writer"; switch `KSLOCK_OFF=yield_on_writer`.) Never under loom,
+/// where a yield explores nothing.
+#[inline]
+fn yield_on_writer() -> bool {
+    !cfg!(kslock_loom) && crate::ablate::on(crate::ablate::Mech::YieldOnWriter)
 }
 
 /// The record of a writer named by `owner` (None: no owner, reader-owned, or an unknown word).

@@ -239,7 +239,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 // bias: a phantom bias would keep a WRITER_WANT writer waiting on us.
                 self.drop_reader_bias();
                 for y in 0..=PRE_QUEUE_YIELDS {
-                    if y > 0 {
+                    // The first yield comes before the first spin (module doc, "Meeting a
+                    // writer").
+                    if y > 0 || yield_on_writer() {
                         if self.count.load(Relaxed) & behind != 0 {
                             break; // queued threads go first
                         }

@@ -305,6 +305,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             if yields < READER_YIELDS && self.yield_before_reader_spin() {
                 // Readers hold the lock: yield before spinning on them, up to READER_YIELDS
                 // times (module doc, "Writer meets readers").
+            } else if yields == 0
+                && self.count.load(Relaxed) & WRITER_LOCKED != 0
+                && yield_on_writer()
+            {
+                // A writer holds the lock: yield once before spinning on it (module doc,
+                // "Meeting a writer").
             } else if !self.write_can_spin() {
                 events::count(Ev::rwsem_write_nospin);
             } else if self.write_optimistic_spin(me) {
