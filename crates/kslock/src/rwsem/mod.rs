@@ -182,9 +182,10 @@
 //!
 //! **Meeting a writer** (session 22; switch `yield_on_writer`): a reader whose fast path
 //! fails on a writer (holding, or waiting awake with `WRITER_WANT` / `HANDOFF`) yields once
-//! before it spins on `count` (the first of its [`PRE_QUEUE_YIELDS`]), and a writer whose fast
-//! path fails on a writer owner yields once before its OSQ spin, as a writer meeting readers
-//! already did. With short sections the holder re-locks from its own cache; a waiter that spins
+//! before its first spin on `count` (then, as before, up to [`PRE_QUEUE_YIELDS`] more yields
+//! between spins before it queues), and a writer whose fast path fails on a writer owner
+//! yields once before its OSQ spin (the first of its [`PRE_QUEUE_YIELDS`]), as a writer
+//! meeting readers already did. With short sections the holder re-locks from its own cache; a waiter that spins
 //! takes the lock in the gap between two of the holder's operations, and every such entry is a
 //! handover of `count`'s line and of the lock (lock-events build, 2 threads, 50% reads, CS
 //! load 1: 130 handovers a kop, 96 slow writes and 53 slow reads, almost all acquired by
