@@ -6,6 +6,8 @@ use super::*;
 /// How many of a writer's pre-queue yields it spends while readers hold the lock before it
 /// spins on them with `WRITER_WANT` (module doc, "Writer meets readers"): 2, A/B there.
 const READER_YIELDS: u32 = 2;
+// `yield_before_spin` counts the yield on a writer owner among these.
+const _: () = assert!(READER_YIELDS >= 1);
 
 impl<P: RwSemPolicy> RawRwSem<P> {
     /// Acquires the write lock, spinning or sleeping if needed (`down_write`).
@@ -282,15 +284,20 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         self.wait_unlock(me, &mut wq);
     }
 
-    /// Should a writer whose fast path just failed yield (again) before it spins? Yes when the
-    /// lock is held by readers only (module doc, "Writer meets readers"); never under loom,
-    /// where yields explore nothing.
-    fn yield_before_reader_spin(&self) -> bool {
+    /// Should a writer whose fast path just failed, and that has yielded `yields` times so
+    /// far, yield (again) before it spins? Up to [`READER_YIELDS`] times while readers alone
+    /// hold the lock (module doc, "Writer meets readers"), once while a writer holds it
+    /// ("Meeting a writer"); never under loom, where yields explore nothing.
+    fn yield_before_spin(&self, yields: u32) -> bool {
+        if cfg!(kslock_loom) || yields >= READER_YIELDS {
+            return false;
+        }
         let c = self.count.load(Relaxed);
-        !cfg!(kslock_loom)
-            && c & WRITER_LOCKED == 0
-            && c & READER_MASK != 0
-            && crate::ablate::on(crate::ablate::Mech::WriterYieldFirst)
+        if c & WRITER_LOCKED != 0 {
+            yields == 0 && yield_on_writer()
+        } else {
+            c & READER_MASK != 0 && crate::ablate::on(crate::ablate::Mech::WriterYieldFirst)
+        }
     }
 
     /// The writer slow path. Returns whether the lock is held (false only past `deadline`).
@@ -302,15 +309,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         let me = current();
         let mut yields = 0;
         loop {
-            if yields < READER_YIELDS && self.yield_before_reader_spin() {
-                // Readers hold the lock: yield before spinning on them, up to READER_YIELDS
-                // times (module doc, "Writer meets readers").
-            } else if yields == 0
-                && self.count.load(Relaxed) & WRITER_LOCKED != 0
-                && yield_on_writer()
-            {
-                // A writer holds the lock: yield once before spinning on it (module doc,
-                // "Meeting a writer").
+            if self.yield_before_spin(yields) {
+                // Readers or a writer hold the lock: yield before spinning on them.
             } else if !self.write_can_spin() {
                 events::count(Ev::rwsem_write_nospin);
             } else if self.write_optimistic_spin(me) {
