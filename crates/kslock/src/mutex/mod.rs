@@ -131,9 +131,8 @@
 //! nothing in the lock ended. The yield lets such a head run and ask for its handover; with
 //! nobody else runnable on the CPU it returns at once (≈ 0.5 µs a millisecond). Cost on the
 //! fast path: a thread-local countdown at every release; at every `every`-th release (the
-//! turn's checks, module doc of `turn`, about every 2 µs, or 8 µs while nobody waits) one load
-//! of the wait list's word and a clock read (the order matters: "One transfer per unlock"
-//! below). The
+//! turn's checks, module doc of `turn`, about every 2 µs) one load of the wait list's word and,
+//! when someone waits, a clock read (the order matters: "One transfer per unlock" below). The
 //! running time restarts at every kslock futex wait of the thread and after each such yield.
 //!
 //! A/B (`KSLOCK_OFF=run_limit`, the kslock mutex alone, runs alternated, medians, on ÷ off;
@@ -447,20 +446,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// transfer per unlock").
     #[inline]
     fn check_due(&self) -> bool {
-        turn::due_now() && self.due_with_waiters()
-    }
-
-    /// A due check: does anyone wait? If not, only the checks' spacing adapts
-    /// (`turn::idle_check`). Out of line: the release's fast path stays one countdown and the
-    /// CAS.
-    #[cold]
-    #[inline(never)]
-    fn due_with_waiters(&self) -> bool {
-        let waiters = !self.list.is_empty();
-        if !waiters {
-            turn::idle_check(current());
-        }
-        waiters
+        turn::due_now() && !self.list.is_empty()
     }
 
     /// The release itself: the CAS to 0, or the slow path when it fails (flags set) or for a

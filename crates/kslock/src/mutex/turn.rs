@@ -11,16 +11,7 @@
 //! thread-local countdown) it loads the wait list's word and, if anyone waits, reads the clock
 //! and decides ([`verdict`]).
 //! `every` adapts so that the checks come about [`CHECK_NS`] apart whatever the section length
-//! (one clock read, ≈ 23 ns, per ≈ 2 µs: ≈ 1% at the shortest sections). A check that finds
-//! nobody waiting ([`idle_check`]) adapts `every` too, to [`IDLE_CHECK_NS`]: before
-//! (`7c39b8a`), `every` changed only at checks with waiters, so an uncontended thread kept
-//! it at 1 and loaded the wait list's word at every release. Uncontended lock + unlock
-//! (`lockbench matrix --locks kslock-mutex,parking-lot-mutex --threads 1 --cs-load
-//! 0,1,20,100 --secs 0.2`, the binaries alternated on one CPU, best of six runs each, Intel
-//! guest): 51.4k → 57.6k kops/s at CS load 0 (parking_lot 58.2–58.3k), CS load 1 / 20 / 100
-//! within 3% (39.2k → 39.5k, 10.6k → 10.3k, 2.44k → 2.42k); with threads (`scripts/ab-ratio.py
-//! 3`, 2 / 8 / 32 threads, CS load 1 and 20, kslock ÷ parking_lot) geo-mean 1.102 → 1.096,
-//! every cell within the runs' spread.
+//! (one clock read, ≈ 23 ns, per ≈ 2 µs: ≈ 1% at the shortest sections).
 //!
 //! The successor sleeps on its window's timer and then waits awake for the handover, polling its
 //! own wait node, away from the lock's cache line. At the end of the turn the owner hands over
@@ -123,12 +114,6 @@ use crate::thread::{by_id, ThreadRec, Turn};
 
 /// The clock checks aim to come this far apart, ns: a turn ends at most about this late.
 pub(super) const CHECK_NS: u64 = 2_000;
-/// With nobody waiting the checks aim to come this far apart, ns: 4 × [`CHECK_NS`], so that
-/// an idle check (a call, a load of the wait list's word, a clock read and a swap, ≈ 40 ns)
-/// costs ≈ 0.5% of the releases' time, and a turn that starts meanwhile ends at most this
-/// late, a fraction of the shortest window ([`crate::fairness`]). `every` shrinks back to
-/// [`CHECK_NS`]'s spacing in two checks once someone waits.
-const IDLE_CHECK_NS: u64 = 4 * CHECK_NS;
 /// Largest `every` (releases between two clock checks): 256 releases of the shortest sections
 /// (≈ 30 ns each here) are ≈ 8 µs.
 const EVERY_MAX: u32 = 256;
@@ -163,16 +148,6 @@ pub(super) fn begin(me: &ThreadRec, lock: usize, t: Turn) {
 #[inline]
 pub(super) fn due_now() -> bool {
     crate::thread::count_run_check()
-}
-
-/// A due check that found nobody waiting: only the spacing of the checks adapts, as at a
-/// check with waiters ([`verdict`]) but to [`IDLE_CHECK_NS`], so that an uncontended thread's
-/// releases skip the wait list's word (and this call) for up to [`EVERY_MAX`] releases at a
-/// time, and its first check after others queue comes at most about that late.
-#[cold]
-#[inline(never)]
-pub(super) fn idle_check(me: &ThreadRec) {
-    crate::thread::adapt_run_checks(me.note_check(sys::now_ns()), IDLE_CHECK_NS, EVERY_MAX);
 }
 
 /// The check itself (module doc): hand over, yield, or release.
@@ -242,21 +217,5 @@ mod tests {
         // No turn at all (end 0) is recorded as none.
         begin(me, lock, Turn::default());
         assert_eq!(me.turn().0, 0);
-    }
-
-    #[test]
-    fn idle_checks_space_out_an_uncontended_threads_checks() {
-        // Idle checks ns apart (far closer than IDLE_CHECK_NS / 2) double `every` up to
-        // EVERY_MAX: 12 calls leave room for a preemption or two between them.
-        let me = current();
-        for _ in 0..12 {
-            idle_check(me);
-        }
-        let due = (0..2 * EVERY_MAX).filter(|_| due_now()).count();
-        assert!(
-            (1..=3).contains(&due),
-            "{due} checks due in {} releases",
-            2 * EVERY_MAX
-        );
     }
 }
