@@ -218,14 +218,14 @@
 //! holder batches" that costs nothing is the open lead.
 //!
 //! Session 23 tried the other side of the same trade: a writer spinning on readers raises
-//! `WRITER_WANT` only after R/2 (or R, i.e. never during the spin) instead of at once, so a
+//! `WRITER_WANT` only after R/2 (or R: in effect never during the spin) instead of at once, so a
 //! thread that batches reads is not stopped at its next read. `scripts/ab-ratio.py 2` (one
 //! binary, the delay from the environment for the experiment), `matrix --locks
 //! kslock-rwsem,parking-lot-rwlock,pthread-rwlock --threads 2,8,32,96 --cs-load 1,20,100
 //! --read-pct 50,90 --secs 0.25 --warmup 0.05`, kslock ÷ best peer: 2 threads, CS load 1
 //! 0.89 / 0.99 → 1.07 / 1.43 (R/2) and 1.09 / 1.56 (R) at 50% / 90% reads, but 2 threads, 90%
 //! reads, CS load 20 / 100 1.11 / 0.99 → 0.90 / 0.77 and 0.90 / 0.71, and the CS load 100
-//! cells at 8–96 threads −5 to −17%; geo-mean of the 24 cells 1.111 → 1.093 / 1.081. Shorter
+//! cells at 8–96 threads −1 to −18%; geo-mean of the 24 cells 1.111 → 1.093 / 1.081. Shorter
 //! delays (R/8, R/16; a second invocation, two runs) gave 1.089 → 1.006 / 1.056. Not
 //! adopted: where read sections are long, a writer that does not claim waits them out one
 //! after another.
