@@ -8,6 +8,7 @@
 //! | `grant_wait` | a turn's successor waits awake for the owner's handover, polling its own wait node (off: it asks with `HANDOFF` at the turn's end and polls the lock word) | [`crate::mutex`] `turn` |
 //! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting, and without a turn, yields once | [`crate::mutex`] `release_checked` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
+//! | `respin_after_yield` | after each yield before queueing, the locker spins again (off: it polls the lock once instead) | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
@@ -27,9 +28,10 @@ pub(crate) enum Mech {
     CensoredBudget = 1 << 7,
     RunLimit = 1 << 8,
     YieldOnWriter = 1 << 9,
+    RespinAfterYield = 1 << 10,
 }
 
-const NAMES: [(&str, Mech); 8] = [
+const NAMES: [(&str, Mech); 9] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -38,6 +40,7 @@ const NAMES: [(&str, Mech); 8] = [
     ("censored_budget", Mech::CensoredBudget),
     ("run_limit", Mech::RunLimit),
     ("yield_on_writer", Mech::YieldOnWriter),
+    ("respin_after_yield", Mech::RespinAfterYield),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

@@ -93,6 +93,34 @@
 //! CPUs busy for a one-CPU job). Fairness stays with the queue: the head's window bounds how
 //! long yielders may barge.
 //!
+//! After each yield the locker spins again (`KSLOCK_OFF=respin_after_yield`: it polls the lock
+//! word once instead and yields again, then queues). Polling only is the better choice where
+//! the owner batches short sections and nobody works outside the lock: each re-spin's OSQ
+//! join, admission and statistics are RMWs on the owner's line. It costs fairness when threads
+//! far outnumber CPUs, and throughput with long random sections and outside work, so the
+//! re-spin stays. Session 24, Intel guest, one binary, kslock ÷ parking_lot:
+//!
+//! | command | cells | re-spin → poll |
+//! |---|---|---|
+//! | `scripts/ab-ratio.py 3 "on,off=KSLOCK_OFF:respin_after_yield" -- matrix --locks kslock-mutex,parking-lot-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3 --warmup 0.1` | CS load 1, no outside work, 2 / 8 / 32 / 96 threads | 1.41 / 0.85 / 0.83 / 0.82 → 1.58 / 1.10 / 1.04 / 0.98 |
+//! | same | CS load 100, no outside work, 8 / 32 / 96 threads | 1.21 / 1.09 / 1.07 → 1.15 / 1.06 / 1.04 |
+//! | same | the other 17 cells; geo-mean of all 24 | 0.96–1.02 of re-spin's ratio; 1.064 → 1.089 |
+//! | the same with `workload random` (geometric section and gap lengths), 2 runs, three invocations | CS load 1, no outside work, 8 / 32 / 96 threads | 0.54 / 0.54 / 0.59 → 0.98 / 1.00 / 0.93 (first invocation) |
+//! | same | CS load 100, outside load 100, 8 / 32 / 96 threads | 0.95–0.98 / 0.98–1.03 / 1.00–1.02 → 0.85–0.88 / 0.78–0.99 / 0.85–0.97 |
+//! | `lockbench matrix --locks kslock-mutex --threads 8,32,96 --cs-load 1,20,100 --secs 1`, two runs per side | CS load 1, 32 / 96 threads: max/min per-thread ops; p99.9 wait at 96 | 1.3–1.5 / 1.8–2.2 → 1.9–2.1 / 3.3–5.4; 3.4–4.7 ms → < 0.05 ms |
+//! | same | CS load 20 and 100: max/min | unchanged (1.1–2.1 on both sides) |
+//!
+//! With polling only, the CS load 1 cells kept 1.2 CPUs busy (re-spin: 1.8–2.0) at 1.15–1.3×
+//! the throughput: most threads slept in the queue while one CPU ran the lock. Variants that
+//! poll only in some cases, to keep the gain without the costs (same A/Bs, two runs): queue at
+//! once after a spin that ran out of budget (CS load 1 gained as much, CS load 100 with outside
+//! load 100 lost 4–26% against re-spin in three invocations); stop yielding when the same owner
+//! holds the lock after the yield, or re-spin only when the owner changed (CS load 1 at 32 /
+//! 96 threads 0.81–0.88, as with re-spin); re-spin only after a spin that stopped on an off-CPU
+//! owner, or only when the lock's spins succeed at least 32/63 or 16/63 of the time with a
+//! mean wait above 1 µs (CS load 1 at 32 / 96 threads, matrix and random workload, 0.53–0.92 /
+//! 0.52–0.83, below polling only in every run). None was kept.
+//!
 //! # Quick poll
 //!
 //! A locker whose fast path failed first polls the lock word alone (`quick_poll`), if nobody

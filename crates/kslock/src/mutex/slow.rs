@@ -157,6 +157,17 @@ impl<P: MutexPolicy> RawMutex<P> {
         r
     }
 
+    /// [`try_optimistic_spin`](Self::try_optimistic_spin), counting its outcome.
+    fn counted_spin(&self, me: &'static ThreadRec) -> Result<(), Stop> {
+        let r = self.try_optimistic_spin(me);
+        count(match r {
+            Ok(()) => Event::mutex_spin_acquired,
+            Err(Stop::Budget) => Event::mutex_spin_budget,
+            Err(Stop::OwnerNotRunning) => Event::mutex_spin_offcpu,
+        });
+        r
+    }
+
     /// The head waiter's spin (no OSQ, concurrent with the OSQ head, as in the kernel): polls
     /// until it gets the lock or the spin must stop. With `handoff` (a due head) it keeps the
     /// handover asked for and waits for it up to the spin cap ([`Spin::for_handover`]);
@@ -215,27 +226,20 @@ impl<P: MutexPolicy> RawMutex<P> {
         // Spin; when the spin fails, give the CPU away and try again, up to
         // PRE_QUEUE_YIELDS times, before queueing (module doc, "Yield before queueing").
         // After a spin that ran out of budget on a running owner, go on only if the yield
-        // ran other threads: with nobody else to run on this CPU, yielding and spinning
-        // again only polls a batching owner's line.
-        let yielding = ablate::on(Mech::PreQueueYield);
-        let mut yields = 0;
-        loop {
-            let why = match self.try_optimistic_spin(me) {
-                Ok(()) => {
-                    count(Event::mutex_spin_acquired);
-                    return true;
-                }
-                Err(why) => why,
-            };
-            count(if why == Stop::Budget {
-                Event::mutex_spin_budget
-            } else {
-                Event::mutex_spin_offcpu
-            });
-            if !yielding || yields == PRE_QUEUE_YIELDS {
-                break;
-            }
-            yields += 1;
+        // ran other threads: with nobody else to run on this CPU, yielding and trying again
+        // only polls a batching owner's line. After a yield the locker spins again
+        // (`KSLOCK_OFF=respin_after_yield`: it polls the lock once instead; module doc).
+        let respin = ablate::on(Mech::RespinAfterYield);
+        let mut why = match self.counted_spin(me) {
+            Ok(()) => return true,
+            Err(why) => why,
+        };
+        let yields = if ablate::on(Mech::PreQueueYield) {
+            PRE_QUEUE_YIELDS
+        } else {
+            0
+        };
+        for _ in 0..yields {
             let t = sys::now_ns();
             crate::sync::yield_now();
             let ran_others = sys::now_ns().saturating_sub(t) >= yield_switched_ns();
@@ -245,6 +249,12 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             if why == Stop::Budget && !ran_others {
                 break;
+            }
+            if respin {
+                why = match self.counted_spin(me) {
+                    Ok(()) => return true,
+                    Err(why) => why,
+                };
             }
         }
         count(Event::mutex_queued);
