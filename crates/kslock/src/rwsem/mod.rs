@@ -119,6 +119,16 @@
 //! the waiter runnable: both CPUs stay busy (CS load 1: 0.5–0.8× → 0.8× parking_lot; CS load
 //! 100: 0.9× → 1.2×). Fairness stays with the queue: a queued writer reserves the lock.
 //!
+//! After each yield the writer spins again. Session 24 tried a writer that only tries the lock
+//! once after a yield, as the mutex's `KSLOCK_OFF=respin_after_yield` does (module doc of
+//! [`crate::mutex`]; temporary switch, one binary, `scripts/ab-ratio.py 2 … -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock --threads 2,8,32,96 --cs-load 1,20,100
+//! --read-pct 50,90 --secs 0.25 --warmup 0.05`, Intel guest, kslock ÷ best peer): CS load 1
+//! gained (2 threads 0.89 / 1.02 → 1.13 / 1.12 at 50% / 90% reads, 8 threads 1.03 / 0.65 →
+//! 1.22 / 0.79, 32 threads at 90% reads 0.65 → 0.73), CS load 100 lost (8–96 threads at 90%
+//! reads 1.30 → 0.90–1.07, at 50% 1.00–1.05 → 0.85–0.96, with max/min per-thread
+//! operations up to 40 against 8); geo-mean of the 24 cells 0.992 → 0.968. Not kept.
+//!
 //! **Writer spinning** (seed S2): through the OSQ (one poller per lock), while the owner writer
 //! runs (the [`crate::spin`] oracle), on a 0 owner within the budget, and on a reader-owned lock
 //! for at most `R = cap × (20 + min(readers, 30)) / 50` — the kernel's `(10 + min(readers,30)/2)`
