@@ -15,19 +15,40 @@
 //! tests) and runs the tests one after another on the main thread; each test starts its
 //! threads with [`spawn_started`] and lets none exit while a fork may be in progress.
 
-/// Runs the tests whose names contain one of the arguments (all without arguments) on the
-/// main thread, one after another; a failing test panics, which fails the run. `--list`
-/// prints the names.
+/// Runs the tests whose names contain one of the free arguments (all without any), except
+/// those matching a `--skip` pattern, on the main thread, one after another; a failing test
+/// panics, which fails the run. `--list` prints the names; libtest's other options are
+/// accepted and ignored (with their values).
 fn main() {
     #[cfg(not(kslock_loom))]
     {
         use std::io::Write;
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        let list = args.iter().any(|a| a == "--list");
-        let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+        const TAKE_VALUES: [&str; 6] = [
+            "--skip",
+            "--test-threads",
+            "--logfile",
+            "--format",
+            "--color",
+            "-Z",
+        ];
+        let (mut filters, mut skips, mut list) = (Vec::new(), Vec::new(), false);
+        let mut args = std::env::args().skip(1);
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--list" => list = true,
+                "--skip" => skips.extend(args.next()),
+                o if TAKE_VALUES.contains(&o) => {
+                    args.next();
+                }
+                o if o.starts_with('-') => {}
+                _ => filters.push(a),
+            }
+        }
         let mut ran = 0;
         for (name, test) in cases::TESTS {
-            if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
+            if (!filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())))
+                || skips.iter().any(|s| name.contains(s.as_str()))
+            {
                 continue;
             }
             if list {
