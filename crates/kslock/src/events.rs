@@ -61,6 +61,10 @@ events! {
     mutex_turn_end,
     /// A turn's owner yielded once for a successor that still slept past the turn's end.
     mutex_turn_yield,
+    /// A turn's owner found the mutex taken by another thread before its turn ended (its
+    /// lock's fast path failed): someone took the lock in the gap between its release and
+    /// re-lock.
+    mutex_turn_taken,
     /// A turn's successor started waiting awake for its grant.
     mutex_succ_await,
     /// A turn's successor got its grant while waiting awake.

@@ -212,6 +212,12 @@ impl<P: MutexPolicy> RawMutex<P> {
     ) -> bool {
         chaos::point(Site::MutexContended);
         count(Event::mutex_lock_slow);
+        if cfg!(feature = "lock-events") {
+            let (lock, t) = me.turn();
+            if lock == self.addr() && sys::now_ns() < t.end {
+                count(Event::mutex_turn_taken);
+            }
+        }
         match self.try_acquire(me, false) {
             Ok(()) => return true,
             Err(owner) if owner == me.owner_word() && !own_hold_waits => {
