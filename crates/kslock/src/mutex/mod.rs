@@ -110,8 +110,9 @@
 //! | `lockbench matrix --locks kslock-mutex --threads 8,32,96 --cs-load 1,20,100 --secs 1`, two runs per side | CS load 1, 32 / 96 threads: max/min per-thread ops; p99.9 wait at 96 | 1.3–1.5 / 1.8–2.2 → 1.9–2.1 / 3.3–5.4; 3.4–4.7 ms → < 0.05 ms |
 //! | same | CS load 20 and 100: max/min | unchanged (1.1–2.1 on both sides) |
 //!
-//! With polling only, the CS load 1 cells kept 1.2 CPUs busy (re-spin: 1.8–2.0) at 1.15–1.3×
-//! the throughput: most threads slept in the queue while one CPU ran the lock. Variants that
+//! With polling only, the CS load 1 cells kept 1.2 CPUs busy (re-spin: 1.8–2.0) at 1.20–1.25×
+//! the throughput (the A/B's medians; 1.03–1.27× in the 1 s runs): most threads slept in the
+//! queue while one CPU ran the lock. Variants that
 //! poll only in some cases, to keep the gain without the costs (same A/Bs, two runs): queue at
 //! once after a spin that ran out of budget (CS load 1 gained as much, CS load 100 with outside
 //! load 100 lost 4–26% against re-spin in three invocations); stop yielding when the same owner
