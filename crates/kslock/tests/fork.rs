@@ -10,7 +10,7 @@
 //! process-wide mutex when a thread starts and exits (`stack_overflow::thread_info`), and a
 //! child forked while a parent thread holds it deadlocks as soon as it starts a thread of its
 //! own (gdb on a hung child: every child thread in `thread_info::set_current_info`; a loop of
-//! forks beside a thread that spawns and joins threads hung 3 children in 15 000 forks). So
+//! forks beside a thread that spawns and joins threads hung 3 children in 20 000 forks). So
 //! this file has its own `main` (no libtest harness, whose threads start and exit between
 //! tests) and runs the tests one after another on the main thread; each test starts its
 //! threads with [`spawn_started`] and lets none exit while a fork may be in progress.
