@@ -23,14 +23,8 @@ fn main() {
     #[cfg(not(kslock_loom))]
     {
         use std::io::Write;
-        const TAKE_VALUES: [&str; 6] = [
-            "--skip",
-            "--test-threads",
-            "--logfile",
-            "--format",
-            "--color",
-            "-Z",
-        ];
+        // libtest options that take a value (`--skip` is handled above them).
+        const TAKE_VALUES: [&str; 5] = ["--test-threads", "--logfile", "--format", "--color", "-Z"];
         let (mut filters, mut skips, mut list) = (Vec::new(), Vec::new(), false);
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
@@ -433,31 +427,18 @@ mod cases {
         }
     }
 
+    /// `(name, test)` pairs, each name spelled once (as its function's).
+    macro_rules! tests {
+        ($($f:ident),* $(,)?) => { &[$((stringify!($f), $f as fn())),*] };
+    }
+
     /// The tests, in the order they run.
-    pub(crate) const TESTS: &[(&str, fn())] = &[
-        (
-            "a_mutex_the_forking_thread_held_with_parent_waiters_works_in_the_child",
-            a_mutex_the_forking_thread_held_with_parent_waiters_works_in_the_child,
-        ),
-        (
-            "an_rwsem_the_forking_thread_held_with_parent_readers_and_writers_works_in_the_child",
-            an_rwsem_the_forking_thread_held_with_parent_readers_and_writers_works_in_the_child,
-        ),
-        (
-            "a_condvar_with_parent_waiters_notifies_child_waiters",
-            a_condvar_with_parent_waiters_notifies_child_waiters,
-        ),
-        (
-            "forks_during_lock_traffic_leave_no_half_done_slow_path",
-            forks_during_lock_traffic_leave_no_half_done_slow_path,
-        ),
-        (
-            "concurrent_forks_each_wait_for_the_slow_paths_in_flight",
-            concurrent_forks_each_wait_for_the_slow_paths_in_flight,
-        ),
-        (
-            "a_child_can_start_many_threads",
-            a_child_can_start_many_threads,
-        ),
+    pub(crate) const TESTS: &[(&str, fn())] = tests![
+        a_mutex_the_forking_thread_held_with_parent_waiters_works_in_the_child,
+        an_rwsem_the_forking_thread_held_with_parent_readers_and_writers_works_in_the_child,
+        a_condvar_with_parent_waiters_notifies_child_waiters,
+        forks_during_lock_traffic_leave_no_half_done_slow_path,
+        concurrent_forks_each_wait_for_the_slow_paths_in_flight,
+        a_child_can_start_many_threads,
     ];
 }
