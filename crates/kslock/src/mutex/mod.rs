@@ -112,15 +112,15 @@
 //!
 //! With polling only, the CS load 1 cells kept 1.2 CPUs busy (re-spin: 1.8–2.0) at 1.20–1.25×
 //! the throughput (the A/B's medians; 1.03–1.27× in the 1 s runs): most threads slept in the
-//! queue while one CPU ran the lock. Variants that
-//! poll only in some cases, to keep the gain without the costs (same A/Bs, two runs): queue at
-//! once after a spin that ran out of budget (CS load 1 gained as much, CS load 100 with outside
-//! load 100 lost 4–26% against re-spin in three invocations); stop yielding when the same owner
-//! holds the lock after the yield, or re-spin only when the owner changed (CS load 1 at 32 /
-//! 96 threads 0.81–0.88, as with re-spin); re-spin only after a spin that stopped on an off-CPU
-//! owner, or only when the lock's spins succeed at least 32/63 or 16/63 of the time with a
-//! mean wait above 1 µs (CS load 1 at 32 / 96 threads, matrix and random workload, 0.53–0.92 /
-//! 0.52–0.83, below polling only in every run). None was kept.
+//! queue while one CPU ran the lock. Variants that poll only in some cases, to keep the gain
+//! without the costs (same A/Bs, two runs): queue at once after a spin that ran out of budget
+//! (CS load 1 gained as much, CS load 100 with outside load 100 lost 4–26% against re-spin in
+//! three invocations); stop yielding when the same owner holds the lock after the yield, or
+//! re-spin only when the owner changed (CS load 1 at 32 / 96 threads 0.81–0.88, as with
+//! re-spin); re-spin only after a spin that stopped on an off-CPU owner, or only when the
+//! lock's spins succeed at least 32/63 or 16/63 of the time with a mean wait above 1 µs (CS
+//! load 1 at 32 / 96 threads, matrix and random workload, 0.53–0.92 / 0.52–0.83, below polling
+//! only in every run). None was kept.
 //!
 //! # Quick poll
 //!
