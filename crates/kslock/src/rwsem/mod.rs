@@ -106,6 +106,18 @@
 //! as soon as nothing blocks readers. Only then do they queue, and a queued reader still polls
 //! its own grant word while such a writer runs before it sleeps.
 //!
+//! Every blocked reader spins: there is no admission count. Session 25 measured a cap on a
+//! 16-core machine (README, "Many cores"; a counter of count spinners in `aux`, temporary
+//! environment switch, `kslock-rwsem` alone, three alternated runs per side, `lockbench matrix
+//! --locks kslock-rwsem --threads 4,8,16,32,64 --cs-load 1,20,100 --read-pct 50,90 --secs
+//! 0.2`): at most 1 / 2 / 4 spinners (a refused reader yields and retries as now) gained
+//! 1.09–1.61× at 90% reads, CS load 1 and 20, 16–64 threads, but lost up to 43% at 8 threads
+//! and up to 34% at CS load 100; geo-mean of the 30 cells 0.968 / 0.977 / 0.994 of the
+//! default's. A refused reader that queued at once instead: 0.969, and 0.754 with
+//! `--outside-load 100`. On the 2-CPU VM the cap of 1 gave 0.934 against the default's 0.941
+//! (kslock ÷ best peer, geo-mean of the 24 default rwsem cells, `scripts/ab-ratio.py 2`). Not
+//! adopted.
+//!
 //! **Queueing** re-checks the count in the same RMW that removes the phantom bias and sets
 //! `WAITERS`: a free lock wakes the head, a reader-held lock lets a head reader join. This
 //! closes the window in which an unlocker saw the phantom bias, or did not yet see `WAITERS`.
