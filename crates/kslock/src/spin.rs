@@ -227,6 +227,15 @@ const RATE_MAX: u32 = (1 << 6) - 1;
 /// Below this success rate (16/63 ≈ 25%) the budget is the floor: spins mostly lose, to a
 /// batching owner or to other spinners (module doc, "Budgets").
 const RATE_MIN: u32 = 16;
+/// [`SpinStats::wins_after_short_waits`]: the success rate (/63) and the mean spin (ns) at or
+/// within which a lock's spins count as winning after short waits. Measured on the Intel guest
+/// (session 25, a scratch build that printed the estimates): with sections and outside
+/// stretches of 100 pauses each (≈ 460 ns), 2–96 threads, the estimates sat at 60/63 and
+/// 410–540 ns; with 1-pause sections and no outside work (a batching owner) at 26–50/63 and
+/// 1.3–4 µs; with outside work and sections of 1 or 20 pauses at 18–45/63.
+pub(crate) const SHORT_WIN_RATE: u32 = 56;
+/// See [`SHORT_WIN_RATE`].
+pub(crate) const SHORT_WIN_NS: u64 = 1_000;
 /// A budget spans this many estimated mean holds: an exponential hold outlasts 4 means with
 /// probability e^-4 ≈ 2%.
 const SPAN_MEANS: u64 = 4;
@@ -239,7 +248,7 @@ impl SpinStats {
     }
 
     /// The two estimates: (spin time, 64 ns units; success rate, /63).
-    fn estimates(&self) -> (u32, u32) {
+    pub(crate) fn estimates(&self) -> (u32, u32) {
         let w = self.0.load(Relaxed);
         (w >> TIME_SHIFT, (w >> RATE_SHIFT) & RATE_MAX)
     }
@@ -263,6 +272,15 @@ impl SpinStats {
                 Err(x) => w = x,
             }
         }
+    }
+
+    /// Do this lock's spins win after short waits: a success rate of at least
+    /// [`SHORT_WIN_RATE`] / 63 and a mean spin of at most [`SHORT_WIN_NS`]? (The mutex's quick
+    /// poll then does not give up on a same-owner streak: module doc of [`crate::mutex`],
+    /// "Quick poll".) No data yet reads as no.
+    pub(crate) fn wins_after_short_waits(&self) -> bool {
+        let (time, rate) = self.estimates();
+        rate >= SHORT_WIN_RATE && time != 0 && u64::from(time) * TIME_UNIT_NS <= SHORT_WIN_NS
     }
 
     /// Admits one more OSQ spinner unless `max` are admitted already. Relaxed: a counter, not a
@@ -561,6 +579,33 @@ pub(crate) fn protocol_wait(i: &mut u32) {
 mod tests {
     use super::*;
     use crate::thread;
+
+    #[test]
+    fn short_wins_need_both_a_high_rate_and_short_spins() {
+        let s = SpinStats::new();
+        assert!(!s.wins_after_short_waits(), "no data yet");
+        // 500 ns spins that all win: the estimates settle at ≈ 8 units and 63/63.
+        for _ in 0..64 {
+            s.record(500, true);
+        }
+        assert!(s.wins_after_short_waits(), "{:?}", s.estimates());
+        // Long spins that win (a batching owner taken over after µs): no.
+        let l = SpinStats::new();
+        for _ in 0..64 {
+            l.record(3_000, true);
+        }
+        assert!(!l.wins_after_short_waits(), "{:?}", l.estimates());
+        // Short spins of which a third fail: the rate falls below 56/63.
+        let f = SpinStats::new();
+        for i in 0..96 {
+            f.record(500, i % 3 != 0);
+        }
+        assert!(!f.wins_after_short_waits(), "{:?}", f.estimates());
+        // The admission count in the low bits does not disturb the estimates.
+        assert!(s.admit(4));
+        assert!(s.wins_after_short_waits());
+        s.leave();
+    }
 
     #[test]
     fn cap_is_calibrated_within_its_clamp() {

@@ -148,6 +148,32 @@
 //! operations 17.9 vs 3.5 (21 vs 4.5 over 1 s); more running threads win the polls than the
 //! window bounds, which covers only queued waiters.
 //!
+//! **Long sections that end** (session 25; switch `KSLOCK_OFF=quick_poll_long`): where the
+//! lock's spins win after short waits ([`crate::spin`]'s statistics: a success rate of at
+//! least 56/63 and a mean spin of at most 1 µs), the poll does not stop at a same-owner
+//! streak and takes all 16 polls (≈ 1.3 µs on the Intel guest). With sections and outside
+//! stretches of 100 pauses each, 99% of acquisitions waited for a release and 95% were won
+//! by the OSQ spin, whose RMWs and owner-record loads cost line transfers that std's waiter,
+//! which polls the lock word alone, does not pay (std won those cells by 1.2–1.3×). The
+//! streak stop after 3 polls (≈ 30 ns) had been sized for a batching owner; there the
+//! statistics read 26–50/63 and 1.3–4 µs and the stop stays. A/B (scratch build, temporary
+//! switch; `scripts/ab-ratio.py 4 "base,ql" -- matrix --locks
+//! kslock-mutex,parking-lot-mutex,std-mutex --threads 8,32,96 --cs-load 1,100 --outside-load
+//! 0,100 --secs 0.25 --warmup 0.05`, kslock ÷ best peer, medians of four alternated runs):
+//!
+//! | cells | off → on |
+//! |---|---|
+//! | CS load 100, outside load 100, 8 / 32 / 96 threads | 0.813 / 0.789 / 0.747 → 0.919 / 0.876 / 0.798 |
+//! | CS load 1, no outside work, 32 / 96 threads | 0.827 / 0.830 → 0.836 / 0.832 |
+//! | CS load 1, no outside work, 8 threads (bimodal: runs at 0.88–0.96 and 1.1) | 1.032 → 0.912 |
+//! | the other 6 cells | 0.98–1.04 of off |
+//! | geo-mean of the 12 cells | 0.930 → 0.949 |
+//!
+//! Without the gate (the streak never stops the poll) the same command gave the CS load 1
+//! cells 0.863 / 0.836 / 0.825 → 0.749 / 0.754 / 0.750 (geo-mean 0.916 → 0.910); gated on
+//! the success rate alone, one invocation of 2–96 threads, CS load 1 / 20 / 100, outside
+//! load 0 / 100 (two runs): CS load 100 / outside 100 +5 to +12%, geo-mean 1.021 → 1.034.
+//!
 //! # Run limit
 //!
 //! A thread that releases mutexes while others wait in their queues, holds no turn (it took

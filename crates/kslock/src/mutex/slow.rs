@@ -93,7 +93,8 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// waits, poll the lock word up to [`QUICK_POLLS`] times, a few pauses apart, and take the
     /// lock when it is free, with no RMW on the lock's line but that CAS. Gives up when the
     /// same owner (or the same free word) shows [`QUICK_SAME_OWNER`] polls in a row (an owner
-    /// that batches: leave it its line), when the owner sleeps, or on a handover. Not run
+    /// that batches: leave it its line) unless the lock's spins win after short waits, when
+    /// the owner sleeps, or on a handover. Not run
     /// under loom: its one RMW is `try_acquire`, which the models explore through the other
     /// spins, and its polls only multiply interleavings. `true` = acquired.
     fn quick_poll(&self, me: &'static ThreadRec) -> bool {
@@ -106,12 +107,16 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
         let (mut pauses, mut last, mut same) = (1, 0, 0);
         let quick_max_pauses = (spin::poll_gap_pauses() / QUICK_GAP_DIV).max(1);
+        // Where spins win after short waits, a streak of one owner is a section that ends soon,
+        // not a batch (module doc, "Quick poll").
+        let streak_stops =
+            !(ablate::on(Mech::QuickPollLong) && self.stats.wins_after_short_waits());
         for _ in 0..QUICK_POLLS {
             let o = self.owner.load(Relaxed);
             let owner = owner_of(o);
             if owner == last {
                 same += 1;
-                if same == QUICK_SAME_OWNER {
+                if same == QUICK_SAME_OWNER && streak_stops {
                     return false;
                 }
             } else {
