@@ -233,9 +233,9 @@ const RATE_MIN: u32 = 16;
 /// stretches of 100 pauses each (≈ 460 ns), 2–96 threads, the estimates sat at 60/63 and
 /// 410–540 ns; with 1-pause sections and no outside work (a batching owner) at 26–50/63 and
 /// 1.3–4 µs; with outside work and sections of 1 or 20 pauses at 18–45/63.
-pub(crate) const SHORT_WIN_RATE: u32 = 56;
+const SHORT_WIN_RATE: u32 = 56;
 /// See [`SHORT_WIN_RATE`].
-pub(crate) const SHORT_WIN_NS: u64 = 1_000;
+const SHORT_WIN_NS: u64 = 1_000;
 /// A budget spans this many estimated mean holds: an exponential hold outlasts 4 means with
 /// probability e^-4 ≈ 2%.
 const SPAN_MEANS: u64 = 4;
@@ -248,7 +248,7 @@ impl SpinStats {
     }
 
     /// The two estimates: (spin time, 64 ns units; success rate, /63).
-    pub(crate) fn estimates(&self) -> (u32, u32) {
+    fn estimates(&self) -> (u32, u32) {
         let w = self.0.load(Relaxed);
         (w >> TIME_SHIFT, (w >> RATE_SHIFT) & RATE_MAX)
     }
@@ -277,8 +277,12 @@ impl SpinStats {
     /// Do this lock's spins win after short waits: a success rate of at least
     /// [`SHORT_WIN_RATE`] / 63 and a mean spin of at most [`SHORT_WIN_NS`]? (The mutex's quick
     /// poll then does not give up on a same-owner streak: module doc of [`crate::mutex`],
-    /// "Quick poll".) No data yet reads as no.
+    /// "Quick poll".) No data yet reads as no, and so does the old estimator
+    /// (`KSLOCK_OFF=censored_budget`), whose word holds no success rate.
     pub(crate) fn wins_after_short_waits(&self) -> bool {
+        if !crate::ablate::on(crate::ablate::Mech::CensoredBudget) {
+            return false;
+        }
         let (time, rate) = self.estimates();
         rate >= SHORT_WIN_RATE && time != 0 && u64::from(time) * TIME_UNIT_NS <= SHORT_WIN_NS
     }
@@ -582,6 +586,9 @@ mod tests {
 
     #[test]
     fn short_wins_need_both_a_high_rate_and_short_spins() {
+        if !crate::ablate::on(crate::ablate::Mech::CensoredBudget) {
+            return; // the old estimator keeps no success rate: never "short wins"
+        }
         let s = SpinStats::new();
         assert!(!s.wins_after_short_waits(), "no data yet");
         // 500 ns spins that all win: the estimates settle at ≈ 8 units and 63/63.

@@ -166,7 +166,7 @@
 //! | CS load 100, outside load 100, 8 / 32 / 96 threads | 0.813 / 0.789 / 0.747 → 0.919 / 0.876 / 0.798 |
 //! | CS load 1, no outside work, 32 / 96 threads | 0.827 / 0.830 → 0.836 / 0.832 |
 //! | CS load 1, no outside work, 8 threads (bimodal: runs at 0.88–0.96 and 1.1) | 1.032 → 0.912 |
-//! | the other 6 cells | 0.98–1.04 of off |
+//! | the other 6 cells | 1.00–1.04× off's ratio |
 //! | geo-mean of the 12 cells | 0.930 → 0.949 |
 //!
 //! Without the gate (the streak never stops the poll) the same command gave the CS load 1

@@ -94,9 +94,9 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// lock when it is free, with no RMW on the lock's line but that CAS. Gives up when the
     /// same owner (or the same free word) shows [`QUICK_SAME_OWNER`] polls in a row (an owner
     /// that batches: leave it its line) unless the lock's spins win after short waits, when
-    /// the owner sleeps, or on a handover. Not run
-    /// under loom: its one RMW is `try_acquire`, which the models explore through the other
-    /// spins, and its polls only multiply interleavings. `true` = acquired.
+    /// the owner sleeps, or on a handover. Not run under loom: its one RMW is `try_acquire`,
+    /// which the models explore through the other spins, and its polls only multiply
+    /// interleavings. `true` = acquired.
     fn quick_poll(&self, me: &'static ThreadRec) -> bool {
         if cfg!(kslock_loom)
             || !ablate::on(Mech::QuickPoll)
