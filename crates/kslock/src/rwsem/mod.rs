@@ -130,6 +130,14 @@
 //! (50% reads, 8–96 threads: 1.04–1.4 CPUs busy). A yield lets the preempted holder run and keeps
 //! the waiter runnable: both CPUs stay busy (CS load 1: 0.5–0.8× → 0.8× parking_lot; CS load
 //! 100: 0.9× → 1.2×). Fairness stays with the queue: a queued writer reserves the lock.
+//! Session 25 checked the count again on the Intel guest, where glibc's rwlock wins the
+//! 90%-read cells by sleeping its losers and running on one CPU (one binary, the count from
+//! the environment for the experiment; `scripts/ab-ratio.py 2 … -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock --threads 8,32,96 --cs-load 1,20,100
+//! --read-pct 50,90 --secs 0.25 --warmup 0.05`, kslock ÷ best peer): geo-mean of the 18 cells
+//! 0.978 with 4 yields, 0.776 with none, 0.862 with one; no yield lost in 15 of the 18 cells
+//! and one yield in 17 (90% reads, CS load 1, 96 threads: 0.65 → 0.69 / 0.55), and with none
+//! the max/min per-thread operations rose to 5–61 at 32–96 threads (1.2–10.6 with 4).
 //!
 //! After each yield the writer spins again. Session 24 tried a writer that only tries the lock
 //! once after a yield, as the mutex's `KSLOCK_OFF=respin_after_yield` does (module doc of
