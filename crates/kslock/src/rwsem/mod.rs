@@ -137,7 +137,7 @@
 //! --read-pct 50,90 --secs 0.25 --warmup 0.05`, kslock ÷ best peer): geo-mean of the 18 cells
 //! 0.978 with 4 yields, 0.776 with none, 0.862 with one; no yield lost in 15 of the 18 cells
 //! and one yield in 17 (90% reads, CS load 1, 96 threads: 0.65 → 0.69 / 0.55), and with none
-//! the max/min per-thread operations rose to 5–61 at 32–96 threads (1.2–10.6 with 4).
+//! the max/min per-thread operations rose to 5–61 at 32–96 threads (2.0–10.6 with 4).
 //!
 //! After each yield the writer spins again. Session 24 tried a writer that only tries the lock
 //! once after a yield, as the mutex's `KSLOCK_OFF=respin_after_yield` does (module doc of
