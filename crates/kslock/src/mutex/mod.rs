@@ -173,6 +173,14 @@
 //! cells 0.863 / 0.836 / 0.825 → 0.749 / 0.754 / 0.750 (geo-mean 0.916 → 0.910); gated on
 //! the success rate alone, one invocation of 2–96 threads, CS load 1 / 20 / 100, outside
 //! load 0 / 100 (two runs): CS load 100 / outside 100 +5 to +12%, geo-mean 1.021 → 1.034.
+//! With random (exponential) lengths, on `580822e` (`scripts/ab-ratio.py 2 "on,off=KSLOCK_OFF:quick_poll_long"
+//! -- workload random --locks kslock-mutex,parking-lot-mutex,std-mutex --threads 8,32,96
+//! --outside-load 0,100 --secs 0.3 --warmup 0.05`, kslock ÷ best peer, off → on): mean CS
+//! load 100 / outside 100 at 8 / 32 / 96 threads 0.982 / 0.994 / 0.996 → 1.075 / 1.083 /
+//! 1.071, mean CS load 20 / outside 100 0.944 / 0.939 / 0.958 → 1.006 / 0.973 / 0.941, the
+//! other 12 cells 0.97–1.11× off's ratio; geo-mean of the 18 cells 0.925 → 0.946. The
+//! 0.3 s cells' max/min per-thread ops at 96 threads with outside work were above 2 on both
+//! sides (mean CS load 20: 7.2 off, 24.8 on).
 //!
 //! # Run limit
 //!
