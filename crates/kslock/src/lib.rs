@@ -120,6 +120,7 @@ mod fair_mutex;
 // are its own to fix (they render as text until then).
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::private_intra_doc_links)]
 pub mod fairness;
+pub mod hybrid;
 mod mutex;
 mod osq;
 pub mod policy;

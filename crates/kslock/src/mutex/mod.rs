@@ -456,7 +456,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     }
 
     /// `lock` with a monotonic deadline (ns): the fast path, then the timed slow path.
-    fn lock_until(&self, deadline: u64) -> bool {
+    pub(crate) fn lock_until(&self, deadline: u64) -> bool {
         self.owner
             .compare_exchange(0, current_word(), Acquire, Relaxed)
             .is_ok()

@@ -122,7 +122,57 @@ mod rwsem {
                 true,
                 "RawRwSemWith<PackedOsq> (seed S1)"
             ),
+            entry!(
+                "kslock-rwsem-hybrid",
+                KsHybrid,
+                true,
+                "kslock::hybrid::RawHybridRwSem: the mutex for writers, reads shared or through the mutex by measurement"
+            ),
         ]
+    }
+
+    /// `kslock::hybrid::RawHybridRwSem`.
+    pub struct KsHybrid(kslock::hybrid::RawHybridRwSem);
+
+    impl RawUnlock for KsHybrid {
+        #[inline]
+        unsafe fn unlock_mode(&self, read: bool) {
+            // SAFETY: the caller holds the lock in this mode (guard contract).
+            unsafe {
+                if read {
+                    lock_api::RawRwLock::unlock_shared(&self.0)
+                } else {
+                    lock_api::RawRwLock::unlock_exclusive(&self.0)
+                }
+            }
+        }
+    }
+
+    impl BenchLock for KsHybrid {
+        const RW: bool = true;
+        type W<'a> = RawGuard<'a, Self, false>;
+        type R<'a> = RawGuard<'a, Self, true>;
+        fn new() -> Self {
+            KsHybrid(<kslock::hybrid::RawHybridRwSem as lock_api::RawRwLock>::INIT)
+        }
+        #[inline]
+        fn write(&self) -> Self::W<'_> {
+            lock_api::RawRwLock::lock_exclusive(&self.0);
+            RawGuard(self)
+        }
+        #[inline]
+        fn read(&self) -> Self::R<'_> {
+            lock_api::RawRwLock::lock_shared(&self.0);
+            RawGuard(self)
+        }
+        #[inline]
+        fn try_write(&self) -> Option<Self::W<'_>> {
+            lock_api::RawRwLock::try_lock_exclusive(&self.0).then(|| RawGuard(self))
+        }
+        #[inline]
+        fn try_write_spin(&self) -> Option<Self::W<'_>> {
+            self.try_write()
+        }
     }
 
     /// `kslock::RawRwSemWith<P>`.

@@ -1,0 +1,144 @@
+//! The waits: a shared reader blocked by a writer, the writer draining the shared readers, and
+//! the bounded polls both use first. State tables and rules: [`super`].
+
+use super::*;
+use crate::chaos::{self, Site};
+use crate::sync::spin_hint;
+use crate::sys;
+
+/// How long a poll of the count may last, ns: the calibrated spin cap, the cost of the sleep
+/// it replaces ([`crate::spin_cap_ns`]).
+fn poll_budget_ns() -> u64 {
+    u64::from(crate::spin::spin_cap_ns())
+}
+
+impl RawHybridRwSem {
+    /// Polls `count` until `done` says so, with R6's backoff (1, 2, 4 … up to the calibrated
+    /// poll gap in pauses, [`crate::spin`]) and a time bound (the spin cap; 3 polls under loom).
+    /// Returns the last value seen and whether `done` held.
+    fn poll(&self, done: impl Fn(State) -> bool) -> (State, bool) {
+        let gap = crate::spin::poll_gap_pauses().max(1);
+        let t0 = sys::now_ns();
+        let mut pauses = 1u32;
+        for i in 0u32.. {
+            let c = self.count.load(Relaxed);
+            if done(c) {
+                return (c, true);
+            }
+            if cfg!(kslock_loom) && i >= 3 {
+                return (c, false);
+            }
+            if i % 8 == 7 && sys::now_ns().saturating_sub(t0) >= poll_budget_ns() {
+                return (c, false);
+            }
+            for _ in 0..pauses {
+                spin_hint();
+            }
+            pauses = (pauses * 2).min(gap);
+        }
+        unreachable!()
+    }
+
+    /// Takes back a phantom bias added by a reader that may not join (`old`: the count its
+    /// `fetch_add` returned); the last one out while a writer drains wakes it.
+    #[inline]
+    pub(super) fn drop_bias(&self, old: State) {
+        let prev = self.count.fetch_sub(READER, SeqCst);
+        if old & OVERFLOW != 0 {
+            panic!("too many readers of a kslock hybrid rwsem (2^23)");
+        }
+        if prev & WANT != 0 && readers(prev) == 1 {
+            self.wake_drainer();
+        }
+    }
+
+    /// The reader removal that left no reader while `WANT` is set: wake the writer if it
+    /// sleeps (SeqCst load after the SeqCst `fetch_sub`: module doc, "Memory orderings").
+    #[cold]
+    pub(super) fn wake_drainer(&self) {
+        chaos::point(Site::RwReleased);
+        if self.aux.load(SeqCst) & DRAIN_SLEEP != 0
+            && self.aux.fetch_and(!DRAIN_SLEEP, Relaxed) & DRAIN_SLEEP != 0
+        {
+            sys::futex_wake(&self.aux, 1);
+        }
+    }
+
+    /// A shared reader whose `fetch_add` returned `old` with `WANT`/`LOCKED` (or only `LOCKED`
+    /// for a recursive one): take the bias back, poll the count while the writer holds `m`,
+    /// then pass through `m` behind it (the turnstile). `false` only past `deadline`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn read_blocked(&self, old: State, deadline: Option<u64>, recursive: bool) -> bool {
+        let blocks = if recursive { LOCKED } else { WANT | LOCKED };
+        self.drop_bias(old);
+        chaos::point(Site::ReadContended);
+        if self.poll(|c| c & blocks == 0).1 {
+            let old = self.count.fetch_add(READER + OP, Acquire);
+            if old & (blocks | OVERFLOW) == 0 {
+                self.count_shared_op(old);
+                return true;
+            }
+            self.drop_bias(old);
+        }
+        // The turnstile: queue on `m` behind the writer; whoever holds `m` sees WANT and
+        // LOCKED clear (module doc). A recursive reader gets here only while it holds no read
+        // lock of this lock (LOCKED cannot be set while it does), so it cannot wait for itself.
+        let got = match deadline {
+            None => {
+                self.m.lock();
+                true
+            }
+            Some(d) => self.m.lock_until(d),
+        };
+        if !got {
+            return false;
+        }
+        let old = self.count.fetch_add(READER + OP, Acquire);
+        // SAFETY: locked above by this thread.
+        unsafe { self.m.unlock() };
+        if old & OVERFLOW != 0 {
+            self.drop_bias(old); // panics
+        }
+        self.count_shared_op(old);
+        true
+    }
+
+    /// The writer (holding `m`, `WANT` raised) waits for the shared readers to leave, then
+    /// takes `LOCKED`. Past `deadline` it drops `WANT`, releases `m` and returns `false`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn drain(&self, deadline: Option<u64>) -> bool {
+        chaos::point(Site::WriteContended);
+        loop {
+            let (c, gone) = self.poll(|c| readers(c) == 0);
+            if gone {
+                // Only this thread changes WANT/LOCKED now; readers only add and remove biases.
+                if self
+                    .count
+                    .compare_exchange(c, c | LOCKED, Acquire, Relaxed)
+                    .is_ok()
+                {
+                    return true;
+                }
+                continue;
+            }
+            // Sleep until the last reader leaves (store-buffering pair with `wake_drainer`).
+            let a = self.aux.fetch_or(DRAIN_SLEEP, SeqCst) | DRAIN_SLEEP;
+            if readers(self.count.load(SeqCst)) == 0 {
+                self.aux.fetch_and(!DRAIN_SLEEP, Relaxed);
+                continue;
+            }
+            // The parked flag tells `m`'s spinners (readers in the turnstile) to stop.
+            let r = crate::thread::current().futex_wait(&self.aux, a, deadline);
+            if r.is_err() && readers(self.count.load(Relaxed)) != 0 {
+                self.aux.fetch_and(!DRAIN_SLEEP, Relaxed);
+                // Past the deadline: give up. Readers blocked by WANT poll or queue on `m`.
+                self.count.fetch_sub(WANT, Release);
+                // SAFETY: the writer holds `m`.
+                unsafe { self.m.unlock() };
+                return false;
+            }
+        }
+    }
+}
