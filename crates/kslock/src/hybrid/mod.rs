@@ -82,10 +82,13 @@
 //! * Acquire: the reader's `fetch_add`, the writer's CASes and `fetch_add`, `m`'s lock; each
 //!   pairs with the Release of the unlock RMW that precedes it in `count`'s (or `m`'s owner
 //!   word's) modification order.
-//! * `DRAIN_SLEEP`: the writer's `fetch_or` on `aux` then its load of `count`, against the
-//!   reader's `fetch_sub` on `count` then its load of `aux`, all SeqCst: in the single total
-//!   order either the writer's load sees the last reader gone or the reader's load sees the
-//!   flag and wakes (store-buffering; a lost wakeup is a loom deadlock in `tests/loom_hybrid.rs`).
+//! * `DRAIN_SLEEP`: the writer's `fetch_or` on `aux`, a SeqCst fence, its load of `count`,
+//!   against the last reader's `fetch_sub` on `count`, a SeqCst fence, its load of `aux`: by
+//!   the fences' total order either the writer's load sees the reader gone or the reader's
+//!   load sees the flag and wakes (store-buffering; a lost wakeup is a loom deadlock in
+//!   `tests/loom_hybrid.rs`). The fences are on the cold paths only: the reader's only when
+//!   its removal left no reader while `WANT` was set. (With SeqCst RMWs and loads alone, which
+//!   loom models as AcqRel, the model at 3 preemptions found the lost wakeup.)
 //! * The mode bits, `xops` and `epoch` are statistics: Relaxed.
 //!
 //! # Misuse
@@ -248,7 +251,7 @@ impl RawHybridRwSem {
             return;
         }
         // Release pairs with the Acquire of the writer that sees the count drained.
-        let old = self.count.fetch_sub(READER, SeqCst);
+        let old = self.count.fetch_sub(READER, Release);
         if readers(old) == 0 {
             self.count.fetch_add(READER, Relaxed);
             panic!("read_unlock of a kslock hybrid rwsem that is not read-locked");

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::chaos::{self, Site};
-use crate::sync::spin_hint;
+use crate::sync::{fence, spin_hint};
 use crate::sys;
 
 /// How long a poll of the count may last, ns: the calibrated spin cap, the cost of the sleep
@@ -43,7 +43,7 @@ impl RawHybridRwSem {
     /// `fetch_add` returned); the last one out while a writer drains wakes it.
     #[inline]
     pub(super) fn drop_bias(&self, old: State) {
-        let prev = self.count.fetch_sub(READER, SeqCst);
+        let prev = self.count.fetch_sub(READER, Release);
         if old & OVERFLOW != 0 {
             panic!("too many readers of a kslock hybrid rwsem (2^23)");
         }
@@ -53,11 +53,14 @@ impl RawHybridRwSem {
     }
 
     /// The reader removal that left no reader while `WANT` is set: wake the writer if it
-    /// sleeps (SeqCst load after the SeqCst `fetch_sub`: module doc, "Memory orderings").
+    /// sleeps.
     #[cold]
     pub(super) fn wake_drainer(&self) {
         chaos::point(Site::RwReleased);
-        if self.aux.load(SeqCst) & DRAIN_SLEEP != 0
+        // The fence pairs with the writer's after its `fetch_or` (module doc, "Memory
+        // orderings"; loom models SeqCst RMWs as AcqRel, SeqCst fences exactly).
+        fence(SeqCst);
+        if self.aux.load(Relaxed) & DRAIN_SLEEP != 0
             && self.aux.fetch_and(!DRAIN_SLEEP, Relaxed) & DRAIN_SLEEP != 0
         {
             sys::futex_wake(&self.aux, 1);
@@ -124,8 +127,9 @@ impl RawHybridRwSem {
                 continue;
             }
             // Sleep until the last reader leaves (store-buffering pair with `wake_drainer`).
-            let a = self.aux.fetch_or(DRAIN_SLEEP, SeqCst) | DRAIN_SLEEP;
-            if readers(self.count.load(SeqCst)) == 0 {
+            let a = self.aux.fetch_or(DRAIN_SLEEP, Relaxed) | DRAIN_SLEEP;
+            fence(SeqCst);
+            if readers(self.count.load(Relaxed)) == 0 {
                 self.aux.fetch_and(!DRAIN_SLEEP, Relaxed);
                 continue;
             }
