@@ -214,3 +214,29 @@ impl G {
         self.v.with(|p| unsafe { *p })
     }
 }
+
+/// An upgrade against a reader and a writer: the upgrader drains the shared reader like a
+/// writer, and the writer waits for `m`.
+#[test]
+fn loom_hybrid_upgrade() {
+    loom::model(|| {
+        let g = G::new(false);
+        let a = spawn(&g, |g| {
+            g.l.upgradable_read();
+            g.peek();
+            // SAFETY: the upgradable lock is held.
+            unsafe { g.l.upgrade() };
+            // SAFETY: write lock held.
+            g.v.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: held by this thread.
+            unsafe { g.l.write_unlock() };
+        });
+        let b = spawn(&g, |g| {
+            g.read();
+        });
+        g.write();
+        a.join().unwrap();
+        b.join().unwrap();
+        g.done(2);
+    });
+}

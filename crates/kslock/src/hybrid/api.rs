@@ -110,3 +110,69 @@ unsafe impl lock_api::RawRwLockFair for RawHybridRwSem {
         unsafe { self.write_unlock_fair() }
     }
 }
+
+/// An upgradable read guard of [`HybridRwSem`].
+pub type HybridRwSemUpgradableReadGuard<'a, T> =
+    lock_api::RwLockUpgradableReadGuard<'a, RawHybridRwSem, T>;
+
+// SAFETY: the upgradable holder holds `m`, which excludes writers and other upgradable
+// holders; its upgrade drains the shared readers like a writer (module `upgrade`).
+unsafe impl lock_api::RawRwLockUpgrade for RawHybridRwSem {
+    fn lock_upgradable(&self) {
+        self.upgradable_read()
+    }
+    fn try_lock_upgradable(&self) -> bool {
+        self.try_upgradable_read()
+    }
+    unsafe fn unlock_upgradable(&self) {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.upgradable_unlock() }
+    }
+    unsafe fn upgrade(&self) {
+        // SAFETY: forwarded caller contract.
+        unsafe { RawHybridRwSem::upgrade(self) }
+    }
+    unsafe fn try_upgrade(&self) -> bool {
+        // SAFETY: forwarded caller contract.
+        unsafe { RawHybridRwSem::try_upgrade(self) }
+    }
+}
+
+// SAFETY: as the plain upgradable unlock, handing `m` to its head waiter.
+unsafe impl lock_api::RawRwLockUpgradeFair for RawHybridRwSem {
+    unsafe fn unlock_upgradable_fair(&self) {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.upgradable_unlock_fair() }
+    }
+}
+
+// SAFETY: both downgrades change the hold in one RMW on `count` with `m` held throughout
+// (or released only after the reader bias is in), so no writer enters in between.
+unsafe impl lock_api::RawRwLockUpgradeDowngrade for RawHybridRwSem {
+    unsafe fn downgrade_upgradable(&self) {
+        // SAFETY: forwarded caller contract.
+        unsafe { RawHybridRwSem::downgrade_upgradable(self) }
+    }
+    unsafe fn downgrade_to_upgradable(&self) {
+        // SAFETY: forwarded caller contract.
+        unsafe { RawHybridRwSem::downgrade_to_upgradable(self) }
+    }
+}
+
+// SAFETY: as the untimed forms when they return true; on false the hold is as before.
+unsafe impl lock_api::RawRwLockUpgradeTimed for RawHybridRwSem {
+    fn try_lock_upgradable_for(&self, timeout: Self::Duration) -> bool {
+        self.upgradable_read_until(crate::sys::deadline_after(timeout))
+    }
+    fn try_lock_upgradable_until(&self, timeout: Self::Instant) -> bool {
+        self.upgradable_read_until(crate::sys::deadline_from_instant(timeout))
+    }
+    unsafe fn try_upgrade_for(&self, timeout: Self::Duration) -> bool {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.try_upgrade_by(crate::sys::deadline_after(timeout)) }
+    }
+    unsafe fn try_upgrade_until(&self, timeout: Self::Instant) -> bool {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.try_upgrade_by(crate::sys::deadline_from_instant(timeout)) }
+    }
+}

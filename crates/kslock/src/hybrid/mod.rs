@@ -22,7 +22,8 @@
 //! |------|------|---------|--------|------------|
 //! | 0 | `WANT` | a writer holds `m` and waits for the shared readers to leave: no new shared reader joins (recursive readers still do) | the writer that holds `m`, in its first RMW | the same writer: `write_unlock`, `downgrade`, or a timed write that gives up (before it releases `m`) |
 //! | 1 | `LOCKED` | the writer holds the write lock: no reader joins | the writer, in the CAS that sees no reader (with `WANT`) | as `WANT`, in the same RMW |
-//! | 2–7 | — | reserved (0) | — | — |
+//! | 2 | `UPG` | the holder of `m` holds it as the upgradable read lock (shared readers still join; reads in the `EXCL` mode read shared instead of queueing on `m`) | the thread that took `m` for an upgradable read, or a writer in `downgrade_to_upgradable` (the same RMW that drops `WANT`/`LOCKED`) | that thread: its unlock, `downgrade_upgradable`, or the upgrade's RMW that raises `WANT` (a timed upgrade that gives up restores it) |
+//! | 3–7 | — | reserved (0) | — | — |
 //! | 8–31 | readers | shared read holds plus *phantom* biases (a reader that found `WANT` or `LOCKED` and takes its bias back); bit 31 set = overflow (a reader that sees it takes its bias back and panics) | shared readers (`fetch_add`) | read unlocks and phantom removals (`fetch_sub`) |
 //! | 32–63 | ops | a wrapping count of shared reads and writes, for the mode measurement | the same RMWs that add a reader bias or `WANT` | never (wraps) |
 //!
@@ -91,6 +92,54 @@
 //!   loom models as AcqRel, the model at 3 preemptions found the lost wakeup.)
 //! * The mode bits, `xops` and `epoch` are statistics: Relaxed.
 //!
+//! # Measured (session 26, the 2-vCPU Intel guest)
+//!
+//! One invocation with the default run's rwsem cells and the hybrid beside the default rwsem
+//! (`lockbench matrix --locks kslock-rwsem-hybrid,kslock-rwsem,std-rwlock,parking-lot-rwlock,pthread-rwlock
+//! --threads 1,2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.4 --warmup 0.08
+//! --repeat 3`, commit `0690652`, medians of 3 interleaved repeats), each ÷ the best peer:
+//!
+//! | family | geo-mean, threads ≥ 2 / ≥ 8 | won | CPU ns/op ÷ best peer | STARVED at 8+ | worst p99.9 |
+//! |---|---|---|---|---|---|
+//! | hybrid, 50% reads | 1.22x / 1.18x | 9/12 | 0.77x | 5/9 | 10.49 ms |
+//! | default rwsem, 50% reads | 1.02x / 1.06x | 3/12 | 1.44x | 2/9 | 0.66 ms |
+//! | hybrid, 90% reads | 1.12x / 1.03x | 7/12 | 0.98x | 6/9 | 11.53 ms |
+//! | default rwsem, 90% reads | 0.88x / 0.86x | 4/12 | 1.88x | 2/9 | 0.52 ms |
+//!
+//! Per cell (hybrid ÷ best peer; the default rwsem's ratio in brackets): 50% reads, CS load 1
+//! at 2 / 8 / 32 / 96 threads 1.70 / 1.28 / 1.51 / 1.68 (0.88 / 1.09 / 1.35 / 1.68), CS load
+//! 20 1.40 / 1.20 / 1.23 / 1.12 (0.83 / 0.89 / 0.96 / 0.92), CS load 100 1.01 / 0.93 / 0.92 /
+//! 0.98 (1.00 / 0.96 / 0.96 / 0.98); 90% reads, CS load 1 2.70 / 1.03 / 0.95 / 0.94 (1.08 /
+//! 0.62 / 0.60 / 0.64), CS load 20 1.22 / 1.04 / 0.98 / 0.93 (0.84 / 0.84 / 0.83 / 0.83), CS
+//! load 100 0.85 / 1.19 / 1.14 / 1.15 (0.88 / 1.24 / 1.23 / 1.22). In the short-section cells
+//! the hybrid ran reads through `m` on 1.03–1.22 CPUs (the default rwsem: 2.0); at 90% reads,
+//! CS load 100, it chose shared reads (1.85–1.88 CPUs). One thread: 0.74–0.99 (a write is four
+//! RMWs, `m`'s two and the count's two, against the default rwsem's two).
+//!
+//! **Not yet the default**, for three reasons: (1) fairness at 32–96 threads: max/min
+//! per-thread operations 2.0–10.1 over 0.4 s (the default rwsem 1.1–5.5) and a p99.9 wait of
+//! 4–11.5 ms (0.1–0.7 ms), also with the mode pinned to reads through `m` (96 threads, CS
+//! load 1: 8.2 / 7.9 at 50% / 90% reads), so it is `m`'s queue rotation with every operation
+//! in it, not the duel's probes; (2) upgradable reads and the reads-behind-waiters the preload
+//! needs are not built; (3) one thread runs 0.74× at 50% reads, CS load 1.
+//!
+//! The duel against each mode pinned (`scripts/ab-ratio.py 1 "duel,sh=KSLOCK_HYBRID_READS:shared,ex=KSLOCK_HYBRID_READS:exclusive"
+//! -- matrix --locks kslock-rwsem-hybrid,parking-lot-rwlock,pthread-rwlock --threads 2,8,32
+//! --cs-load 1,20,100 --read-pct 50,90 --secs 0.25 --warmup 0.1`, hybrid ÷ best peer,
+//! geo-mean of the 18 cells): duel 1.162, shared only 0.676, through `m` only 1.161. The duel
+//! followed the better mode in every cell within ≈ 0.05 except 2 threads, 90% reads, CS load
+//! 1 (2.26 against 2.54 pinned) and picked shared reads at 90% reads, CS load 100 (1.26 / 1.20
+//! at 8 / 32 threads against 1.00 / 0.93 through `m`).
+//!
+//! The scratch prototype this design came from (every read through kslock's mutex, writers
+//! through it plus a reader count; `--threads 2,8,32 --cs-load 1,20,100 --read-pct 0,50,90`,
+//! one run) beat the best peer by 1.05–3.22× in the 50% and 90% cells at CS load 1 and 20 and
+//! lost the 90% CS load 100 cells (0.67 / 1.01 / 0.95 at 2 / 8 / 32 threads, where the default
+//! rwsem's shared readers reach 0.87 / 1.25 / 1.22); two changes to the default rwsem tried
+//! first did not get there: reads as writes through the rwsem's own writer path (geo-mean of
+//! 27 cells 0.922 against 0.919: its writers do not run one at a time), and a head writer that
+//! sleeps out a fairness window instead of being woken by every unlock (0.843).
+//!
 //! # Misuse
 //!
 //! `write_unlock`/`downgrade` by a thread that does not hold the write lock panic before
@@ -99,6 +148,7 @@
 //! another thread may briefly see a corrupt count (and panic with an overflow message).
 
 mod mode;
+mod upgrade;
 mod wait;
 
 use crate::mutex::RawMutex;
@@ -109,6 +159,7 @@ type State = u64;
 
 const WANT: State = 1 << 0;
 const LOCKED: State = 1 << 1;
+const UPG: State = 1 << 2;
 const READER: State = 1 << 8;
 const READERS: State = 0x00FF_FF00;
 const OVERFLOW: State = 1 << 31;
@@ -165,7 +216,7 @@ impl RawHybridRwSem {
     /// Acquires a read lock: through `m` in the `EXCL` mode, else shared (module doc).
     #[inline]
     pub fn read(&self) {
-        if self.aux.load(Relaxed) & EXCL != 0 {
+        if self.aux.load(Relaxed) & EXCL != 0 && self.count.load(Relaxed) & UPG == 0 {
             self.m.lock();
             self.count_excl_op();
             return;
@@ -242,13 +293,17 @@ impl RawHybridRwSem {
     #[inline]
     pub unsafe fn read_unlock(&self) {
         if self.m.is_owned_by_current_thread() {
-            // A read through `m` (a writer never calls this: `count` would say LOCKED).
-            if self.count.load(Relaxed) & LOCKED != 0 {
+            let c = self.count.load(Relaxed);
+            if c & LOCKED != 0 {
                 panic!("read_unlock by the writer of a kslock hybrid rwsem");
             }
-            // SAFETY: held by this thread (checked above).
-            unsafe { self.m.unlock() };
-            return;
+            // A read through `m`, unless `m` is this thread's upgradable lock (its read is
+            // then a shared one: reads do not take `m` while `UPG` is set).
+            if c & UPG == 0 {
+                // SAFETY: held by this thread (checked above).
+                unsafe { self.m.unlock() };
+                return;
+            }
         }
         // Release pairs with the Acquire of the writer that sees the count drained.
         let old = self.count.fetch_sub(READER, Release);
@@ -317,7 +372,7 @@ impl RawHybridRwSem {
         }
         let old = self.count.fetch_add(WANT + OP, Acquire);
         self.count_shared_op(old);
-        self.drain(deadline)
+        self.drain(deadline, false)
     }
 
     /// Releases the write lock.
@@ -349,7 +404,7 @@ impl RawHybridRwSem {
     /// # Safety
     /// The calling thread holds a read lock of this lock.
     pub unsafe fn read_unlock_fair(&self) {
-        if self.m.is_owned_by_current_thread() && self.count.load(Relaxed) & LOCKED == 0 {
+        if self.m.is_owned_by_current_thread() && self.count.load(Relaxed) & (LOCKED | UPG) == 0 {
             // SAFETY: held by this thread.
             unsafe { self.m.unlock_fair() };
         } else {
@@ -372,7 +427,7 @@ impl RawHybridRwSem {
         unsafe { self.m.unlock() };
     }
 
-    fn check_writer(&self, what: &str) {
+    pub(super) fn check_writer(&self, what: &str) {
         if !self.m.is_owned_by_current_thread() || self.count.load(Relaxed) & LOCKED == 0 {
             panic!("{what} of a kslock hybrid rwsem by a thread that does not hold its write lock");
         }
@@ -402,7 +457,9 @@ impl RawHybridRwSem {
 #[cfg(not(kslock_loom))]
 mod api;
 #[cfg(not(kslock_loom))]
-pub use api::{HybridRwSem, HybridRwSemReadGuard, HybridRwSemWriteGuard};
+pub use api::{
+    HybridRwSem, HybridRwSemReadGuard, HybridRwSemUpgradableReadGuard, HybridRwSemWriteGuard,
+};
 
 #[cfg(all(test, not(kslock_loom)))]
 mod tests;

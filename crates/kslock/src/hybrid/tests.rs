@@ -156,6 +156,61 @@ fn stress_every_path_while_the_mode_flips() {
             }
         }));
     }
+    {
+        let (c, stop, reads) = (c.clone(), stop.clone(), reads.clone());
+        hs.push(std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(Relaxed) {
+                i += 1;
+                let got = match i % 3 {
+                    0 => c.l.try_upgradable_read(),
+                    1 => c.l.upgradable_read_until(crate::sys::now_ns() + 50_000),
+                    _ => {
+                        c.l.upgradable_read();
+                        true
+                    }
+                };
+                if !got {
+                    continue;
+                }
+                c.read_section();
+                reads.fetch_add(1, Relaxed);
+                // SAFETY: the upgradable lock is held by this thread.
+                unsafe {
+                    match i % 5 {
+                        0 => {
+                            c.l.upgrade();
+                            c.write_section();
+                            c.l.downgrade_to_upgradable();
+                            c.read_section();
+                            c.l.upgradable_unlock();
+                        }
+                        1 => {
+                            if c.l.try_upgrade_by(crate::sys::now_ns() + 50_000) {
+                                c.write_section();
+                                c.l.write_unlock();
+                            } else {
+                                c.l.upgradable_unlock_fair();
+                            }
+                        }
+                        2 => {
+                            c.l.downgrade_upgradable();
+                            c.read_section();
+                            c.l.read_unlock();
+                        }
+                        3 => {
+                            // A shared read beside this thread's own upgradable lock.
+                            c.l.read();
+                            c.read_section();
+                            c.l.read_unlock();
+                            c.l.upgradable_unlock();
+                        }
+                        _ => c.l.upgradable_unlock(),
+                    }
+                }
+            }
+        }));
+    }
     // The mode: pinned each way for a while, then flipping every 100 µs.
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_millis(900) {
@@ -311,4 +366,56 @@ fn downgrade_lets_readers_in_and_keeps_writers_out() {
     // SAFETY: the downgraded read lock.
     unsafe { l.read_unlock() };
     assert!(!l.is_locked());
+}
+
+/// The upgradable lock lets shared readers in, keeps writers and other upgradable holders
+/// out, and its upgrade waits for the readers (a timed one gives up and keeps the lock).
+#[test]
+fn upgradable_reads_and_upgrades() {
+    for excl in [false, true] {
+        let l = Arc::new(RawHybridRwSem::new());
+        l.set_exclusive_reads(excl);
+        l.upgradable_read();
+        let l2 = l.clone();
+        std::thread::spawn(move || {
+            // A reader gets in whatever the mode; a writer and a second upgradable do not.
+            l2.read();
+            // SAFETY: held.
+            unsafe { l2.read_unlock() };
+            assert!(!l2.try_write());
+            assert!(!l2.try_upgradable_read());
+            assert!(!l2.try_write_for(Duration::from_millis(2)));
+            // Hold a read while the owner tries to upgrade.
+            l2.read();
+        })
+        .join()
+        .unwrap();
+        // SAFETY: this thread holds the upgradable lock throughout.
+        unsafe {
+            assert!(!l.try_upgrade(), "a reader holds");
+            assert!(!l.try_upgrade_by(crate::sys::now_ns() + 2_000_000));
+            assert_eq!(l.count.load(SeqCst) & (UPG | WANT), UPG, "still upgradable");
+            // The other thread's read (it exited holding it) is released on its behalf.
+            let old = l.count.fetch_sub(READER, SeqCst);
+            assert_eq!(readers(old), 1);
+            assert!(l.try_upgrade());
+            assert!(l.is_write_locked());
+            l.downgrade_to_upgradable();
+            assert!(l.try_read(), "readers join an upgradable lock");
+            l.read_unlock();
+            l.downgrade_upgradable();
+            l.read_unlock();
+        }
+        assert!(!l.is_locked());
+        assert_eq!(l.count.load(SeqCst) & 0xFFFF_FFFF, 0);
+    }
+}
+
+#[test]
+#[should_panic(expected = "does not hold its upgradable lock")]
+fn upgrade_without_the_upgradable_lock_panics() {
+    let l = RawHybridRwSem::new();
+    l.read();
+    // SAFETY: deliberately violated.
+    unsafe { l.upgrade() };
 }

@@ -108,10 +108,11 @@ impl RawHybridRwSem {
     }
 
     /// The writer (holding `m`, `WANT` raised) waits for the shared readers to leave, then
-    /// takes `LOCKED`. Past `deadline` it drops `WANT`, releases `m` and returns `false`.
+    /// takes `LOCKED`. Past `deadline` it drops `WANT` and returns `false`, releasing `m`, or
+    /// for an `upgrading` holder restoring `UPG` and keeping `m`.
     #[cold]
     #[inline(never)]
-    pub(super) fn drain(&self, deadline: Option<u64>) -> bool {
+    pub(super) fn drain(&self, deadline: Option<u64>, upgrading: bool) -> bool {
         chaos::point(Site::WriteContended);
         loop {
             let (c, gone) = self.poll(|c| readers(c) == 0);
@@ -138,9 +139,13 @@ impl RawHybridRwSem {
             if r.is_err() && readers(self.count.load(Relaxed)) != 0 {
                 self.aux.fetch_and(!DRAIN_SLEEP, Relaxed);
                 // Past the deadline: give up. Readers blocked by WANT poll or queue on `m`.
-                self.count.fetch_sub(WANT, Release);
-                // SAFETY: the writer holds `m`.
-                unsafe { self.m.unlock() };
+                if upgrading {
+                    self.count.fetch_add(UPG.wrapping_sub(WANT), Release);
+                } else {
+                    self.count.fetch_sub(WANT, Release);
+                    // SAFETY: the writer holds `m`.
+                    unsafe { self.m.unlock() };
+                }
                 return false;
             }
         }
