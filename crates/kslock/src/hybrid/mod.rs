@@ -61,6 +61,8 @@
 //!  write:           lock m ─> CAS(no reader: + WANT|LOCKED + OP) or fetch_add(WANT + OP) and
 //!                   wait for the readers to leave (poll, then sleep on aux) ─> CAS + LOCKED
 //!  write_unlock:    fetch_sub(WANT|LOCKED) ─> unlock m
+//!  upgradable:      lock m, set UPG ──upgrade──> UPG → WANT in one RMW, then the writer's
+//!                   drain (module `upgrade`)
 //! ```
 //!
 //! A reader that holds `m` *is* a shared holder: writers cannot take `m`, other readers still
@@ -116,12 +118,29 @@
 //! CS load 100, it chose shared reads (1.85–1.88 CPUs). One thread: 0.74–0.99 (a write is four
 //! RMWs, `m`'s two and the count's two, against the default rwsem's two).
 //!
-//! **Not yet the default**, for three reasons: (1) fairness at 32–96 threads: max/min
-//! per-thread operations 2.0–10.1 over 0.4 s (the default rwsem 1.1–5.5) and a p99.9 wait of
-//! 4–11.5 ms (0.1–0.7 ms), also with the mode pinned to reads through `m` (96 threads, CS
-//! load 1: 8.2 / 7.9 at 50% / 90% reads), so it is `m`'s queue rotation with every operation
-//! in it, not the duel's probes; (2) upgradable reads and the reads-behind-waiters the preload
-//! needs are not built; (3) one thread runs 0.74× at 50% reads, CS load 1.
+//! Other workloads, one invocation each on `0690652`, kslock ÷ the best peer (hybrid; default
+//! rwsem), same guest, nothing else running:
+//!
+//! | command | hybrid | default rwsem |
+//! |---|---|---|
+//! | `lockbench workload file --locks kslock-rwsem-hybrid,kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32 --secs 0.5 --warmup 0.1 --repeat 3` (2 / 8 / 32 threads) | 1.63 / 1.22 / 0.95 (1.10–1.15 CPUs) | 0.92 / 0.82 / 0.66 |
+//! | the same with `workload mmap` | 1.74 / 1.01 / 0.92 (1.05–1.14 CPUs) | 0.85 / 0.59 / 0.59 |
+//! | `lockbench matrix` (those locks) `--threads 2,8,32,96 --cs-load 1,20,100 --outside-load 100 --read-pct 0,50,90 --secs 0.3 --warmup 0.1 --repeat 3`, geo-mean at ≥ 2 / ≥ 8 threads, 0% / 50% / 90% reads | 0.92 / 0.92, 0.91 / 0.90, 0.92 / 0.91; STARVED at 8+ 6/9 each; worst p99.9 9.4 / 21.0 / 31.5 ms | 0.91 / 0.89, 0.94 / 0.93, 1.03 / 1.02; STARVED 0/9, 4/9, 3/9 |
+//! | `lockbench workload random` (those locks) `--threads 2,8,32,96 --outside-load 0,100 --read-pct 50,90 --secs 0.4 --warmup 0.1 --repeat 3`, geo-mean ≥ 2 / ≥ 8, 50% / 90% reads | 1.07 / 1.07, 0.97 / 0.95 | 1.07 / 1.09, 0.99 / 0.98 |
+//!
+//! So the gain is in the cells where threads contend for short fixed sections; with work
+//! outside the lock (the lock mostly free) a write's four RMWs and the turnstile cost it up to
+//! 10%, and with random section lengths it is level with the default rwsem.
+//!
+//! **Not yet the default**: (1) fairness at 32–96 threads: max/min per-thread operations
+//! 2.0–10.1 over 0.4 s (the default rwsem 1.1–5.5) and a p99.9 wait of 4–11.5 ms (0.1–0.7
+//! ms), 21–31 ms with outside work; also with the mode pinned to reads through `m` (96
+//! threads, CS load 1: 8.2 / 7.9 at 50% / 90% reads), so it is `m`'s queue rotation with every
+//! operation in it, not the duel's probes (over 1 s, lock-events build, 96 threads, 90% reads,
+//! reads pinned through `m`: CS load 1 max/min 3.8, p99.9 12.6 ms; CS load 20 2.3, 11.5 ms —
+//! kslock's mutex alone in the same run 2.5 / 4.2 ms and 2.7 / 15.7 ms); (2) the outside-load
+//! and random-length cells above; (3) reads behind waiters (the preload's writer-preferring
+//! kind) and the C library are not ported; (4) one thread runs 0.74× at 50% reads, CS load 1.
 //!
 //! The duel against each mode pinned (`scripts/ab-ratio.py 1 "duel,sh=KSLOCK_HYBRID_READS:shared,ex=KSLOCK_HYBRID_READS:exclusive"
 //! -- matrix --locks kslock-rwsem-hybrid,parking-lot-rwlock,pthread-rwlock --threads 2,8,32
@@ -213,10 +232,15 @@ impl RawHybridRwSem {
         }
     }
 
-    /// Acquires a read lock: through `m` in the `EXCL` mode, else shared (module doc).
+    /// Acquires a read lock: through `m` in the `EXCL` mode, else shared (module doc). A
+    /// thread that holds `m` already (a read through it, or the upgradable lock) reads shared,
+    /// so a nested read never waits for itself unless a writer waits (as in any rwsem).
     #[inline]
     pub fn read(&self) {
-        if self.aux.load(Relaxed) & EXCL != 0 && self.count.load(Relaxed) & UPG == 0 {
+        if self.aux.load(Relaxed) & EXCL != 0
+            && self.count.load(Relaxed) & UPG == 0
+            && !self.m.is_owned_by_current_thread()
+        {
             self.m.lock();
             self.count_excl_op();
             return;

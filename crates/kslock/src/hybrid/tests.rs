@@ -419,3 +419,24 @@ fn upgrade_without_the_upgradable_lock_panics() {
     // SAFETY: deliberately violated.
     unsafe { l.upgrade() };
 }
+
+/// A nested read by a thread that reads through `m` reads shared (it does not wait for its
+/// own hold of `m`), and the two unlocks release both holds.
+#[test]
+fn a_nested_read_in_the_exclusive_mode_reads_shared() {
+    let l = RawHybridRwSem::new();
+    l.set_exclusive_reads(true);
+    l.read();
+    assert!(
+        l.m.is_owned_by_current_thread(),
+        "the first read went through m"
+    );
+    l.read();
+    assert_eq!(readers(l.count.load(SeqCst)), 1, "the nested one is shared");
+    // SAFETY: both held.
+    unsafe {
+        l.read_unlock();
+        l.read_unlock();
+    }
+    assert!(!l.is_locked());
+}
