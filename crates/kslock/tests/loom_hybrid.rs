@@ -8,129 +8,55 @@
 #![cfg(kslock_loom)]
 
 use kslock::hybrid::RawHybridRwSem;
-use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 
-struct G {
-    l: RawHybridRwSem,
-    v: UnsafeCell<usize>,
-}
-// SAFETY: `v` is only accessed under `l` (what the models check).
-unsafe impl Sync for G {}
-// SAFETY: as above.
-unsafe impl Send for G {}
+mod loom_common;
+use loom_common::{against_a_write, spawn};
+/// The harness with the hybrid lock, reads in the `EXCL` mode or not.
+type G = loom_common::Guarded<RawHybridRwSem>;
 
-impl G {
-    fn new(excl: bool) -> Arc<Self> {
-        let g = Arc::new(G {
-            l: RawHybridRwSem::new(),
-            v: UnsafeCell::new(0),
-        });
-        g.l.set_exclusive_reads(excl);
-        g
-    }
-    fn write(&self) {
-        self.l.write();
-        // SAFETY: write lock held.
-        self.v.with_mut(|p| unsafe { *p += 1 });
-        // SAFETY: held by this thread.
-        unsafe { self.l.write_unlock() };
-    }
-    fn peek(&self) -> usize {
-        // SAFETY: a read lock is held by the caller.
-        self.v.with(|p| unsafe { *p })
-    }
-    fn read(&self) -> usize {
-        self.l.read();
-        let v = self.peek();
-        // SAFETY: held.
-        unsafe { self.l.read_unlock() };
-        v
-    }
-    fn done(&self, writes: usize) {
-        // SAFETY: every thread joined.
-        assert_eq!(self.v.with(|p| unsafe { *p }), writes);
-        assert!(!self.l.is_locked(), "{:?}", self.l);
-    }
-}
-
-fn spawn(g: &Arc<G>, f: fn(&G)) -> loom::thread::JoinHandle<()> {
-    let g = g.clone();
-    loom::thread::spawn(move || f(&g))
+fn fresh(excl: bool) -> Arc<G> {
+    let g = G::new();
+    g.l.set_exclusive_reads(excl);
+    g
 }
 
 /// Shared readers against a writer that drains them and may sleep on `aux`: the last reader's
 /// removal must wake it (DRAIN_SLEEP's store-buffering pair), phantom biases included.
 #[test]
 fn loom_hybrid_shared_readers_and_a_draining_writer() {
-    loom::model(|| {
-        let g = G::new(false);
-        let a = spawn(&g, |g| {
-            g.read();
-        });
-        let b = spawn(&g, |g| {
-            g.read();
-        });
-        g.write();
-        a.join().unwrap();
-        b.join().unwrap();
-        g.done(1);
-    });
+    loom::model(|| against_a_write(fresh(false), read, read, 1));
 }
 
 /// Writer, reader, writer: the reader blocked by a writer polls, then passes through the
 /// turnstile (`m`) behind the other writer.
 #[test]
 fn loom_hybrid_writer_reader_writer() {
-    loom::model(|| {
-        let g = G::new(false);
-        let a = spawn(&g, |g| g.write());
-        let b = spawn(&g, |g| {
-            g.read();
-        });
-        g.write();
-        a.join().unwrap();
-        b.join().unwrap();
-        g.done(2);
-    });
+    loom::model(|| against_a_write(fresh(false), |g| g.write(), read, 2));
 }
 
 /// The mode flips while a reader and a writer run: a read may go either way (through `m` or
 /// shared) and exclusion holds across the flip.
 #[test]
 fn loom_hybrid_mode_flip() {
-    loom::model(|| {
-        let g = G::new(false);
-        let a = spawn(&g, |g| {
-            g.read();
-        });
-        let b = spawn(&g, |g| g.l.set_exclusive_reads(true));
-        g.write();
-        a.join().unwrap();
-        b.join().unwrap();
-        g.done(1);
-    });
+    loom::model(|| against_a_write(fresh(false), read, |g| g.l.set_exclusive_reads(true), 1));
 }
 
-/// Reads through `m` beside a shared read and a writer.
+/// Reads through `m` beside a recursive (always shared) read and a writer.
 #[test]
 fn loom_hybrid_exclusive_reads() {
     loom::model(|| {
-        let g = G::new(true);
-        let a = spawn(&g, |g| {
-            g.read();
-        });
-        let b = spawn(&g, |g| {
-            // A recursive read is always shared.
-            g.l.read_recursive();
-            g.peek();
-            // SAFETY: held.
-            unsafe { g.l.read_unlock() };
-        });
-        g.write();
-        a.join().unwrap();
-        b.join().unwrap();
-        g.done(1);
+        against_a_write(
+            fresh(true),
+            read,
+            |g| {
+                g.l.read_recursive();
+                g.peek();
+                // SAFETY: held.
+                unsafe { g.l.read_unlock() };
+            },
+            1,
+        )
     });
 }
 
@@ -139,7 +65,7 @@ fn loom_hybrid_exclusive_reads() {
 #[test]
 fn loom_hybrid_recursive_read_during_drain() {
     loom::model(|| {
-        let g = G::new(false);
+        let g = fresh(false);
         let a = spawn(&g, |g| {
             g.l.read();
             g.l.read_recursive();
@@ -157,15 +83,12 @@ fn loom_hybrid_recursive_read_during_drain() {
 }
 
 /// A timed writer gives up while a reader holds the lock (loom's timed waits expire at
-/// once): it drops WANT and releases `m`; a reader blocked by its WANT still gets in, and a
-/// later writer drains normally.
+/// once): it drops WANT and releases `m`; a later writer drains normally.
 #[test]
 fn loom_hybrid_timed_writer_gives_up() {
     loom::model(|| {
-        let g = G::new(false);
-        let a = spawn(&g, |g| {
-            g.read();
-        });
+        let g = fresh(false);
+        let a = spawn(&g, read);
         let b = spawn(&g, |g| {
             if g.l.try_write_for(std::time::Duration::from_millis(1)) {
                 // SAFETY: write lock held.
@@ -176,7 +99,8 @@ fn loom_hybrid_timed_writer_gives_up() {
         });
         a.join().unwrap();
         b.join().unwrap();
-        let before = g.peek_unlocked();
+        // Every other thread joined: no lock needed to look.
+        let before = g.peek();
         g.write();
         g.done(before + 1);
     });
@@ -185,34 +109,7 @@ fn loom_hybrid_timed_writer_gives_up() {
 /// Downgrade beside a reader and a writer.
 #[test]
 fn loom_hybrid_downgrade() {
-    loom::model(|| {
-        let g = G::new(false);
-        let a = spawn(&g, |g| {
-            g.l.write();
-            // SAFETY: write lock held.
-            g.v.with_mut(|p| unsafe { *p += 1 });
-            // SAFETY: held by this thread.
-            unsafe { g.l.downgrade() };
-            assert!(g.peek() >= 1);
-            // SAFETY: the downgraded read lock is held.
-            unsafe { g.l.read_unlock() };
-        });
-        let b = spawn(&g, |g| {
-            g.read();
-        });
-        g.write();
-        a.join().unwrap();
-        b.join().unwrap();
-        g.done(2);
-    });
-}
-
-impl G {
-    /// The value with every thread joined.
-    fn peek_unlocked(&self) -> usize {
-        // SAFETY: every other thread joined.
-        self.v.with(|p| unsafe { *p })
-    }
+    loom::model(|| against_a_write(fresh(false), |g| g.write_downgrade_read(), read, 2));
 }
 
 /// An upgrade against a reader and a writer: the upgrader drains the shared reader like a
@@ -220,23 +117,25 @@ impl G {
 #[test]
 fn loom_hybrid_upgrade() {
     loom::model(|| {
-        let g = G::new(false);
-        let a = spawn(&g, |g| {
-            g.l.upgradable_read();
-            g.peek();
-            // SAFETY: the upgradable lock is held.
-            unsafe { g.l.upgrade() };
-            // SAFETY: write lock held.
-            g.v.with_mut(|p| unsafe { *p += 1 });
-            // SAFETY: held by this thread.
-            unsafe { g.l.write_unlock() };
-        });
-        let b = spawn(&g, |g| {
-            g.read();
-        });
-        g.write();
-        a.join().unwrap();
-        b.join().unwrap();
-        g.done(2);
+        against_a_write(
+            fresh(false),
+            |g| {
+                g.l.upgradable_read();
+                g.peek();
+                // SAFETY: the upgradable lock is held.
+                unsafe { g.l.upgrade() };
+                // SAFETY: write lock held.
+                g.v.with_mut(|p| unsafe { *p += 1 });
+                // SAFETY: held by this thread.
+                unsafe { g.l.write_unlock() };
+            },
+            read,
+            2,
+        )
     });
+}
+
+/// A reader thread's body.
+fn read(g: &G) {
+    g.read();
 }

@@ -10,8 +10,6 @@
 
 use kslock::policy::*;
 use kslock::RawRwSemWith;
-use loom::cell::UnsafeCell;
-use loom::sync::Arc;
 use std::time::Duration;
 
 /// Default policy, but the head waiter may raise HANDOFF at once (loom's clock is frozen, so
@@ -25,51 +23,10 @@ impl RwSemPolicy for HandoffNow {
     const HANDOFF_NS: u64 = 0;
 }
 
-struct G<P: RwSemPolicy> {
-    l: RawRwSemWith<P>,
-    v: UnsafeCell<usize>,
-}
-// SAFETY: `v` is only accessed under `l` (what the models check).
-unsafe impl<P: RwSemPolicy> Sync for G<P> {}
-// SAFETY: as above.
-unsafe impl<P: RwSemPolicy> Send for G<P> {}
-
-impl<P: RwSemPolicy> G<P> {
-    fn new() -> Arc<Self> {
-        Arc::new(G {
-            l: RawRwSemWith::new(),
-            v: UnsafeCell::new(0),
-        })
-    }
-    fn write(&self) {
-        self.l.write();
-        // SAFETY: write lock held.
-        self.v.with_mut(|p| unsafe { *p += 1 });
-        // SAFETY: held by this thread.
-        unsafe { self.l.write_unlock() };
-    }
-    fn peek(&self) -> usize {
-        // SAFETY: a read lock is held by the caller.
-        self.v.with(|p| unsafe { *p })
-    }
-    fn read(&self) -> usize {
-        self.l.read();
-        let v = self.peek();
-        // SAFETY: held.
-        unsafe { self.l.read_unlock() };
-        v
-    }
-    fn done(&self, writes: usize) {
-        // SAFETY: every thread joined.
-        assert_eq!(self.v.with(|p| unsafe { *p }), writes);
-        assert!(!self.l.is_locked() && !self.l.has_waiters(), "{:?}", self.l);
-    }
-}
-
-fn spawn<P: RwSemPolicy>(g: &Arc<G<P>>, f: fn(&G<P>)) -> loom::thread::JoinHandle<()> {
-    let g = g.clone();
-    loom::thread::spawn(move || f(&g))
-}
+mod loom_common;
+use loom_common::spawn;
+/// The harness with the rwsem under policy `P`.
+type G<P> = loom_common::Guarded<RawRwSemWith<P>>;
 
 /// Writer, reader, writer.
 fn rw<P: RwSemPolicy>() {
@@ -111,24 +68,14 @@ fn loom_rwsem_writer_reader_writer() {
 #[test]
 fn loom_rwsem_downgrade() {
     loom::model(|| {
-        let g = G::<DefaultPolicy>::new();
-        let a = spawn(&g, |g| {
-            g.l.write();
-            // SAFETY: write lock held.
-            g.v.with_mut(|p| unsafe { *p += 1 });
-            // SAFETY: held by this thread.
-            unsafe { g.l.downgrade() };
-            assert!(g.peek() >= 1);
-            // SAFETY: the downgraded read lock is held.
-            unsafe { g.l.read_unlock() };
-        });
-        let b = spawn(&g, |g| {
-            g.read();
-        });
-        g.write();
-        a.join().unwrap();
-        b.join().unwrap();
-        g.done(2);
+        loom_common::against_a_write(
+            G::<DefaultPolicy>::new(),
+            |g| g.write_downgrade_read(),
+            |g| {
+                g.read();
+            },
+            2,
+        )
     });
 }
 

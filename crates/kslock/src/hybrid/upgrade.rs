@@ -23,6 +23,7 @@ impl RawHybridRwSem {
     }
 
     /// Acquires the upgradable read lock, giving up at `deadline` (monotonic ns).
+    #[cfg_attr(kslock_loom, allow(dead_code))] // lock_api only
     pub(super) fn upgradable_read_until(&self, deadline: u64) -> bool {
         self.m.lock_until(deadline) && {
             self.count.fetch_or(UPG, Relaxed);
@@ -91,6 +92,7 @@ impl RawHybridRwSem {
     ///
     /// # Safety
     /// The calling thread holds the upgradable read lock.
+    #[cfg_attr(kslock_loom, allow(dead_code))] // lock_api only
     pub(super) unsafe fn try_upgrade_by(&self, deadline: u64) -> bool {
         self.check_upgradable("try_upgrade");
         self.upgrade_until(Some(deadline))

@@ -82,140 +82,116 @@ mod rwsem {
         vec![
             entry!(
                 "kslock-rwsem",
-                KsRwSem<policy::DefaultPolicy>,
+                KsRw<kslock::RawRwSemWith<policy::DefaultPolicy>>,
                 true,
                 "kslock::RawRwSem, default policy"
             ),
             entry!(
                 "kslock-rwsem-reader-spin-on",
-                KsRwSem<policy::ReaderSpinOn>,
+                KsRw<kslock::RawRwSemWith<policy::ReaderSpinOn>>,
                 true,
                 "RawRwSemWith<ReaderSpinOn> (seed S4: every reader spins)"
             ),
             entry!(
                 "kslock-rwsem-reader-spin-limited",
-                KsRwSem<policy::ReaderSpinLimited>,
+                KsRw<kslock::RawRwSemWith<policy::ReaderSpinLimited>>,
                 true,
                 "RawRwSemWith<ReaderSpinLimited> (seed S4: one reader spins)"
             ),
             entry!(
                 "kslock-rwsem-wake-flag",
-                KsRwSem<policy::WakeFlag>,
+                KsRw<kslock::RawRwSemWith<policy::WakeFlag>>,
                 true,
                 "RawRwSemWith<WakeFlag> (seed S0)"
             ),
             entry!(
                 "kslock-rwsem-trylock-if-spinner",
-                KsRwSem<policy::TrylockIfSpinner>,
+                KsRw<kslock::RawRwSemWith<policy::TrylockIfSpinner>>,
                 true,
                 "RawRwSemWith<TrylockIfSpinner> (seed S0)"
             ),
             entry!(
                 "kslock-rwsem-never-spin-on-readers",
-                KsRwSem<policy::NeverSpinOnReaders>,
+                KsRw<kslock::RawRwSemWith<policy::NeverSpinOnReaders>>,
                 true,
                 "RawRwSemWith<NeverSpinOnReaders> (seed S2)"
             ),
             entry!(
                 "kslock-rwsem-packed-osq",
-                KsRwSem<policy::PackedOsq>,
+                KsRw<kslock::RawRwSemWith<policy::PackedOsq>>,
                 true,
                 "RawRwSemWith<PackedOsq> (seed S1)"
             ),
             entry!(
                 "kslock-rwsem-hybrid",
-                KsHybrid,
+                KsRw<kslock::hybrid::RawHybridRwSem>,
                 true,
                 "kslock::hybrid::RawHybridRwSem: the mutex for writers, reads shared or through the mutex by measurement"
             ),
         ]
     }
 
-    /// `kslock::hybrid::RawHybridRwSem`.
-    pub struct KsHybrid(kslock::hybrid::RawHybridRwSem);
+    /// The seed S3 write path of a kslock rw lock (`try_write_spin` where it has one).
+    pub trait WriteSpin: lock_api::RawRwLock + Send + Sync + 'static {
+        fn write_spin(&self) -> bool;
+    }
 
-    impl RawUnlock for KsHybrid {
+    impl<P: policy::RwSemPolicy> WriteSpin for kslock::RawRwSemWith<P> {
+        #[inline]
+        fn write_spin(&self) -> bool {
+            self.try_write_spin()
+        }
+    }
+
+    impl WriteSpin for kslock::hybrid::RawHybridRwSem {
+        /// No spinning write path: a plain `try_write`.
+        #[inline]
+        fn write_spin(&self) -> bool {
+            self.try_write()
+        }
+    }
+
+    /// A kslock rw lock through the `lock_api` raw traits.
+    pub struct KsRw<R: WriteSpin>(R);
+
+    impl<R: WriteSpin> RawUnlock for KsRw<R> {
         #[inline]
         unsafe fn unlock_mode(&self, read: bool) {
             // SAFETY: the caller holds the lock in this mode (guard contract).
             unsafe {
                 if read {
-                    lock_api::RawRwLock::unlock_shared(&self.0)
+                    self.0.unlock_shared()
                 } else {
-                    lock_api::RawRwLock::unlock_exclusive(&self.0)
+                    self.0.unlock_exclusive()
                 }
             }
         }
     }
 
-    impl BenchLock for KsHybrid {
+    impl<R: WriteSpin> BenchLock for KsRw<R> {
         const RW: bool = true;
         type W<'a> = RawGuard<'a, Self, false>;
         type R<'a> = RawGuard<'a, Self, true>;
         fn new() -> Self {
-            KsHybrid(<kslock::hybrid::RawHybridRwSem as lock_api::RawRwLock>::INIT)
+            KsRw(R::INIT)
         }
         #[inline]
         fn write(&self) -> Self::W<'_> {
-            lock_api::RawRwLock::lock_exclusive(&self.0);
+            self.0.lock_exclusive();
             RawGuard(self)
         }
         #[inline]
         fn read(&self) -> Self::R<'_> {
-            lock_api::RawRwLock::lock_shared(&self.0);
+            self.0.lock_shared();
             RawGuard(self)
         }
         #[inline]
         fn try_write(&self) -> Option<Self::W<'_>> {
-            lock_api::RawRwLock::try_lock_exclusive(&self.0).then(|| RawGuard(self))
+            self.0.try_lock_exclusive().then(|| RawGuard(self))
         }
         #[inline]
         fn try_write_spin(&self) -> Option<Self::W<'_>> {
-            self.try_write()
-        }
-    }
-
-    /// `kslock::RawRwSemWith<P>`.
-    pub struct KsRwSem<P: policy::RwSemPolicy>(kslock::RawRwSemWith<P>);
-
-    impl<P: policy::RwSemPolicy> RawUnlock for KsRwSem<P> {
-        #[inline]
-        unsafe fn unlock_mode(&self, read: bool) {
-            // SAFETY: the caller holds the rwsem in this mode (guard contract).
-            unsafe {
-                if read {
-                    lock_api::RawRwLock::unlock_shared(&self.0)
-                } else {
-                    lock_api::RawRwLock::unlock_exclusive(&self.0)
-                }
-            }
-        }
-    }
-
-    impl<P: policy::RwSemPolicy> BenchLock for KsRwSem<P> {
-        const RW: bool = true;
-        type W<'a> = RawGuard<'a, Self, false>;
-        type R<'a> = RawGuard<'a, Self, true>;
-        fn new() -> Self {
-            KsRwSem(<kslock::RawRwSemWith<P> as lock_api::RawRwLock>::INIT)
-        }
-        #[inline]
-        fn write(&self) -> Self::W<'_> {
-            lock_api::RawRwLock::lock_exclusive(&self.0);
-            RawGuard(self)
-        }
-        #[inline]
-        fn read(&self) -> Self::R<'_> {
-            lock_api::RawRwLock::lock_shared(&self.0);
-            RawGuard(self)
-        }
-        #[inline]
-        fn try_write(&self) -> Option<Self::W<'_>> {
-            lock_api::RawRwLock::try_lock_exclusive(&self.0).then(|| RawGuard(self))
-        }
-        #[inline]
-        fn try_write_spin(&self) -> Option<Self::W<'_>> {
-            self.0.try_write_spin().then(|| RawGuard(self))
+            self.0.write_spin().then(|| RawGuard(self))
         }
     }
 }
