@@ -150,6 +150,17 @@
 //! 1 (2.26 against 2.54 pinned) and picked shared reads at 90% reads, CS load 100 (1.26 / 1.20
 //! at 8 / 32 threads against 1.00 / 0.93 through `m`).
 //!
+//! **Where the unfairness comes from** (reads pinned through `m`, 1 s cells, `scripts/ab-ratio.py
+//! 2 … -- matrix --locks kslock-rwsem-hybrid,pthread-rwlock --threads 32,96 --cs-load 1,20
+//! --read-pct 50,90 --secs 1 --warmup 0.1`, two runs per side, medians; scratch switches):
+//! max/min per-thread operations 1.6–5.5 and p99.9 0.7–9.4 ms as built; with the mutex's run
+//! limit (an owner without a turn yields after the window maximum, 1 ms) at 250 µs instead,
+//! 1.5–2.3 and 0.7–8.4 ms, but the geo-mean of kslock ÷ glibc fell 1.091 → 1.009 (96 threads,
+//! CS load 1: −15%); with the window maximum itself at 250 µs (`KSLOCK_WINDOW_MAX_NS`),
+//! 1.4–1.8 at 1.088 → 1.011; without the run limit (`KSLOCK_OFF=run_limit`) 2.5–10.8 at 1.13.
+//! So the owners that run without a turn for up to the window maximum while 95 threads rotate
+//! through ≈ 40 µs windows make the spread; a cheaper bound on them is the open lead.
+//!
 //! Tried for the shared mode's fairness and dropped: a write unlock that hands `m` straight
 //! to its head waiter while reads are shared (`unlock_fair`, no turn to wait out;
 //! `scripts/ab-ratio.py 2`, `--threads 8,32,96 --cs-load 100 --read-pct 50,90 --secs 0.4`
