@@ -39,8 +39,8 @@
 //! | 2 | `BUSY` | a thread runs the mode check | the checker (RMW) | the checker |
 //! | 3–4 | phase | 0 normal, 1 probe settling, 2 probe measured, 3 settling back | the checker | the checker |
 //! | 5–7 | backoff | probes lost in a row (0–5): the next probe waits `4 << backoff` epochs | the checker | the checker |
-//! | 8–11 | epochs | epochs since the last probe | the checker | the checker |
-//! | 12–31 | rate | ns per operation of the last measured epoch in the current mode, in 1/16 ns (saturates) | the checker | the checker |
+//! | 8–15 | epochs | epochs since the last probe | the checker | the checker |
+//! | 16–31 | rate | ns per operation of the last measured epoch in the current mode, in 1/8 ns (saturates at 8 µs) | the checker | the checker |
 //!
 //! A futex wait on `aux` may end early when the checker changes bits 1–31 (`EAGAIN`): the
 //! writer re-checks and waits again.
@@ -92,7 +92,9 @@
 //!   `tests/loom_hybrid.rs`). The fences are on the cold paths only: the reader's only when
 //!   its removal left no reader while `WANT` was set. (With SeqCst RMWs and loads alone, which
 //!   loom models as AcqRel, the model at 3 preemptions found the lost wakeup.)
-//! * The mode bits, `xops` and `epoch` are statistics: Relaxed.
+//! * The mode bits, `xops` and `epoch` are statistics: Relaxed. No state depends on them, so
+//!   the loom models do not run the duel (its clock is frozen there); they set `EXCL` either
+//!   way and flip it while a reader and a writer run (`loom_hybrid_mode_flip`).
 //!
 //! # Measured (session 26, the 2-vCPU Intel guest)
 //!
