@@ -135,6 +135,25 @@ fn loom_hybrid_upgrade() {
     });
 }
 
+/// A read behind waiters (shared at once only while nobody holds or waits for `m`, else
+/// through `m`) against two writers.
+#[test]
+fn loom_hybrid_reads_behind_waiters() {
+    loom::model(|| {
+        against_a_write(
+            fresh(false),
+            |g| g.write(),
+            |g| {
+                g.l.read_behind_waiters();
+                g.peek();
+                // SAFETY: held.
+                unsafe { g.l.read_unlock() };
+            },
+            2,
+        )
+    });
+}
+
 /// A reader thread's body.
 fn read(g: &G) {
     g.read();

@@ -63,6 +63,8 @@
 //!  write_unlock:    fetch_sub(WANT|LOCKED) ─> unlock m
 //!  upgradable:      lock m, set UPG ──upgrade──> UPG → WANT in one RMW, then the writer's
 //!                   drain (module `upgrade`)
+//!  read behind waiters: shared only while nobody holds or waits for m, else the turnstile
+//!  try_write_spin:  m's try_lock_spin, then the drain's poll only (module `behind`)
 //! ```
 //!
 //! A reader that holds `m` *is* a shared holder: writers cannot take `m`, other readers still
@@ -141,8 +143,9 @@
 //! operation in it, not the duel's probes (over 1 s, lock-events build, 96 threads, 90% reads,
 //! reads pinned through `m`: CS load 1 max/min 3.8, p99.9 12.6 ms; CS load 20 2.3, 11.5 ms —
 //! kslock's mutex alone in the same run 2.5 / 4.2 ms and 2.7 / 15.7 ms); (2) the outside-load
-//! and random-length cells above; (3) reads behind waiters (the preload's writer-preferring
-//! kind) and the C library are not ported; (4) one thread runs 0.74× at 50% reads, CS load 1.
+//! and random-length cells above; (3) the C library and the preload are not ported (the reads
+//! behind waiters their writer-preferring kind needs, and `try_write_spin`, are in module
+//! `behind`); (4) one thread runs 0.74× at 50% reads, CS load 1.
 //!
 //! The duel against each mode pinned (`scripts/ab-ratio.py 1 "duel,sh=KSLOCK_HYBRID_READS:shared,ex=KSLOCK_HYBRID_READS:exclusive"
 //! -- matrix --locks kslock-rwsem-hybrid,parking-lot-rwlock,pthread-rwlock --threads 2,8,32
@@ -185,6 +188,7 @@
 //! held panics; it is detected by the old value of its `fetch_sub`, which is then undone, so
 //! another thread may briefly see a corrupt count (and panic with an overflow message).
 
+mod behind;
 mod mode;
 mod upgrade;
 mod wait;

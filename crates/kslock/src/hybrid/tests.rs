@@ -93,7 +93,7 @@ fn stress_every_path_while_the_mode_flips() {
             let mut i = t;
             while !stop.load(Relaxed) {
                 i += 1;
-                let got = match i % 6 {
+                let got = match i % 9 {
                     0 => c.l.try_read_for(Duration::from_micros(50)),
                     1 => c.l.try_read(),
                     2 => {
@@ -103,6 +103,12 @@ fn stress_every_path_while_the_mode_flips() {
                     3 => {
                         c.l.read_recursive_until(Some(crate::sys::now_ns() + 50_000))
                     }
+                    4 => {
+                        c.l.read_behind_waiters();
+                        true
+                    }
+                    5 => c.l.try_read_behind_waiters(),
+                    6 => c.l.try_read_behind_waiters_for(Duration::from_micros(50)),
                     _ => {
                         c.l.read();
                         true
@@ -129,9 +135,10 @@ fn stress_every_path_while_the_mode_flips() {
             let mut i = t;
             while !stop.load(Relaxed) {
                 i += 1;
-                let got = match i % 5 {
+                let got = match i % 6 {
                     0 => c.l.try_write_for(Duration::from_micros(50)),
                     1 => c.l.try_write(),
+                    2 => c.l.try_write_spin(),
                     _ => {
                         c.l.write();
                         true
@@ -438,5 +445,68 @@ fn a_nested_read_in_the_exclusive_mode_reads_shared() {
         l.read_unlock();
         l.read_unlock();
     }
+    assert!(!l.is_locked());
+}
+
+/// A read behind waiters does not join while anybody holds or waits for `m` (here: a read
+/// through `m` and a writer queued behind it): its `try_` and timed forms fail, the untimed
+/// one queues; a spinning write gives up on a reader that stays, within its budget.
+#[test]
+fn reads_behind_waiters_and_the_spinning_write() {
+    let l = Arc::new(RawHybridRwSem::new());
+    assert!(l.try_write_spin(), "a free lock");
+    // SAFETY: held.
+    unsafe { l.write_unlock() };
+    l.set_exclusive_reads(true);
+    l.read(); // through `m`
+    let l2 = l.clone();
+    std::thread::spawn(move || {
+        assert!(!l2.try_read_behind_waiters(), "m is held");
+        assert!(l2.try_read(), "a plain shared read still joins");
+        // SAFETY: the shared read just taken.
+        unsafe { l2.read_unlock() };
+    })
+    .join()
+    .unwrap();
+    let w = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            l.write();
+            // SAFETY: held.
+            unsafe { l.write_unlock() };
+        })
+    };
+    while !l.m.has_waiters() {
+        std::thread::yield_now();
+    }
+    // While this thread holds `m` and the writer waits for it, a timed read behind waiters
+    // gives up; an untimed one queues and gets in once both are done.
+    let l2 = l.clone();
+    std::thread::spawn(move || assert!(!l2.try_read_behind_waiters_for(Duration::from_millis(2))))
+        .join()
+        .unwrap();
+    let r = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            l.read_behind_waiters();
+            // SAFETY: held.
+            unsafe { l.read_unlock() };
+        })
+    };
+    // SAFETY: the read through `m`.
+    unsafe { l.read_unlock() };
+    w.join().unwrap();
+    r.join().unwrap();
+    // A shared reader that stays: the spinning write gives up (it never sleeps) and leaves
+    // the lock as it was.
+    l.set_exclusive_reads(false);
+    l.read();
+    let l2 = l.clone();
+    std::thread::spawn(move || assert!(!l2.try_write_spin()))
+        .join()
+        .unwrap();
+    assert_eq!(l.count.load(SeqCst) & (WANT | LOCKED), 0);
+    // SAFETY: held.
+    unsafe { l.read_unlock() };
     assert!(!l.is_locked());
 }

@@ -107,6 +107,24 @@ impl RawHybridRwSem {
         true
     }
 
+    /// The drain's poll alone: with `m` held and `WANT` raised, take `LOCKED` if the shared
+    /// readers leave within the poll budget. Never sleeps.
+    pub(super) fn drain_polling(&self) -> bool {
+        loop {
+            let (c, gone) = self.poll(|c| readers(c) == 0);
+            if !gone {
+                return false;
+            }
+            if self
+                .count
+                .compare_exchange(c, c | LOCKED, Acquire, Relaxed)
+                .is_ok()
+            {
+                return true;
+            }
+        }
+    }
+
     /// The writer (holding `m`, `WANT` raised) waits for the shared readers to leave, then
     /// takes `LOCKED`. Past `deadline` it drops `WANT` and returns `false`, releasing `m`, or
     /// for an `upgrading` holder restoring `UPG` and keeping `m`.
@@ -115,17 +133,9 @@ impl RawHybridRwSem {
     pub(super) fn drain(&self, deadline: Option<u64>, upgrading: bool) -> bool {
         chaos::point(Site::WriteContended);
         loop {
-            let (c, gone) = self.poll(|c| readers(c) == 0);
-            if gone {
-                // Only this thread changes WANT/LOCKED now; readers only add and remove biases.
-                if self
-                    .count
-                    .compare_exchange(c, c | LOCKED, Acquire, Relaxed)
-                    .is_ok()
-                {
-                    return true;
-                }
-                continue;
+            // Only this thread changes WANT/LOCKED now; readers only add and remove biases.
+            if self.drain_polling() {
+                return true;
             }
             // Sleep until the last reader leaves (store-buffering pair with `wake_drainer`).
             let a = self.aux.fetch_or(DRAIN_SLEEP, Relaxed) | DRAIN_SLEEP;

@@ -144,10 +144,9 @@ mod rwsem {
     }
 
     impl WriteSpin for kslock::hybrid::RawHybridRwSem {
-        /// No spinning write path: a plain `try_write`.
         #[inline]
         fn write_spin(&self) -> bool {
-            self.try_write()
+            self.try_write_spin()
         }
     }
 
