@@ -39,24 +39,7 @@ impl RawHybridRwSem {
             return true;
         }
         // Queue on `m` like a writer; holding it, no writer holds or drains the lock.
-        let got = match deadline {
-            None => {
-                self.m.lock();
-                true
-            }
-            Some(d) => self.m.lock_until(d),
-        };
-        if !got {
-            return false;
-        }
-        let old = self.count.fetch_add(READER + OP, Acquire);
-        // SAFETY: locked above by this thread.
-        unsafe { self.m.unlock() };
-        if old & OVERFLOW != 0 {
-            self.drop_bias(old); // panics
-        }
-        self.count_shared_op(old);
-        true
+        self.turnstile(deadline)
     }
 
     /// Seed S3 for the write side: the write lock if `m` can be had by spinning while its
@@ -66,13 +49,7 @@ impl RawHybridRwSem {
         if !self.m.try_lock_spin() {
             return false;
         }
-        let c = self.count.load(Relaxed);
-        if readers(c) == 0
-            && self
-                .count
-                .compare_exchange(c, c.wrapping_add(WANT + LOCKED + OP), Acquire, Relaxed)
-                .is_ok()
-        {
+        if self.lock_if_no_reader() {
             return true;
         }
         let old = self.count.fetch_add(WANT + OP, Acquire);

@@ -375,18 +375,24 @@ impl RawHybridRwSem {
         if !self.m.try_lock() {
             return false;
         }
-        let c = self.count.load(Relaxed);
-        if readers(c) == 0
-            && self
-                .count
-                .compare_exchange(c, c.wrapping_add(WANT + LOCKED + OP), Acquire, Relaxed)
-                .is_ok()
-        {
+        if self.lock_if_no_reader() {
             return true;
         }
         // SAFETY: locked just above by this thread.
         unsafe { self.m.unlock() };
         false
+    }
+
+    /// With `m` held: take the write lock in one CAS if no shared reader is counted.
+    #[inline]
+    fn lock_if_no_reader(&self) -> bool {
+        let c = self.count.load(Relaxed);
+        readers(c) == 0
+            && self
+                .count
+                .compare_exchange(c, c.wrapping_add(WANT + LOCKED + OP), Acquire, Relaxed)
+                .inspect(|old| self.count_shared_op(*old))
+                .is_ok()
     }
 
     /// Acquires the write lock, giving up at `timeout` from now.
@@ -407,15 +413,8 @@ impl RawHybridRwSem {
     /// `m` released and `WANT` dropped) only past `deadline`.
     #[inline]
     fn write_held_m(&self, deadline: Option<u64>) -> bool {
-        let c = self.count.load(Relaxed);
-        if readers(c) == 0 {
-            if let Ok(old) =
-                self.count
-                    .compare_exchange(c, c.wrapping_add(WANT + LOCKED + OP), Acquire, Relaxed)
-            {
-                self.count_shared_op(old);
-                return true;
-            }
+        if self.lock_if_no_reader() {
+            return true;
         }
         let old = self.count.fetch_add(WANT + OP, Acquire);
         self.count_shared_op(old);

@@ -84,9 +84,15 @@ impl RawHybridRwSem {
             }
             self.drop_bias(old);
         }
-        // The turnstile: queue on `m` behind the writer; whoever holds `m` sees WANT and
-        // LOCKED clear (module doc). A recursive reader gets here only while it holds no read
-        // lock of this lock (LOCKED cannot be set while it does), so it cannot wait for itself.
+        // A recursive reader gets here only while it holds no read lock of this lock (LOCKED
+        // cannot be set while it does), so it cannot wait for itself.
+        self.turnstile(deadline)
+    }
+
+    /// Queue on `m` behind whoever holds or waits for it, add a shared reader bias while
+    /// holding it (whoever holds `m` sees WANT and LOCKED clear: module doc), release it.
+    /// `false` only past `deadline`.
+    pub(super) fn turnstile(&self, deadline: Option<u64>) -> bool {
         let got = match deadline {
             None => {
                 self.m.lock();
