@@ -52,15 +52,12 @@ impl RawHybridRwSem {
         if self.lock_if_no_reader() {
             return true;
         }
-        let old = self.count.fetch_add(WANT + OP, Acquire);
-        self.count_shared_op(old);
+        self.raise_want();
         if self.drain_polling() {
             return true;
         }
-        // Readers stayed: give up. Readers blocked by WANT poll or queue on `m`.
-        self.count.fetch_sub(WANT, Release);
-        // SAFETY: locked above by this thread.
-        unsafe { self.m.unlock() };
+        // Readers stayed: give up.
+        self.abandon_write();
         false
     }
 }

@@ -268,12 +268,19 @@ impl RawHybridRwSem {
             self.count_excl_op();
             return;
         }
+        self.read_shared(None);
+    }
+
+    /// A shared read: the `fetch_add`, then, if a writer holds or drains the lock, the
+    /// blocked reader's wait. `false` only past `deadline`.
+    #[inline]
+    fn read_shared(&self, deadline: Option<u64>) -> bool {
         let old = self.count.fetch_add(READER + OP, Acquire);
         if old & (WANT | LOCKED | OVERFLOW) != 0 {
-            self.read_blocked(old, None, false);
-            return;
+            return self.read_blocked(old, deadline, false);
         }
         self.count_shared_op(old);
+        true
     }
 
     /// Takes a shared read lock if no writer holds or waits for the lock. Never waits.
@@ -289,20 +296,12 @@ impl RawHybridRwSem {
 
     /// Acquires a read lock, giving up at `timeout` from now.
     pub fn try_read_for(&self, timeout: std::time::Duration) -> bool {
-        self.read_timed(crate::sys::deadline_after(timeout))
+        self.read_shared(Some(crate::sys::deadline_after(timeout)))
     }
 
     /// Acquires a read lock, giving up at `deadline`.
     pub fn try_read_until(&self, deadline: std::time::Instant) -> bool {
-        self.read_timed(crate::sys::deadline_from_instant(deadline))
-    }
-
-    fn read_timed(&self, deadline: u64) -> bool {
-        let old = self.count.fetch_add(READER + OP, Acquire);
-        if old & (WANT | LOCKED | OVERFLOW) == 0 {
-            return true;
-        }
-        self.read_blocked(old, Some(deadline), false)
+        self.read_shared(Some(crate::sys::deadline_from_instant(deadline)))
     }
 
     /// A read lock that never blocks while the calling thread holds a read lock of this lock:
@@ -339,28 +338,30 @@ impl RawHybridRwSem {
     /// The calling thread holds a read lock of this lock.
     #[inline]
     pub unsafe fn read_unlock(&self) {
-        if self.m.is_owned_by_current_thread() {
-            let c = self.count.load(Relaxed);
-            if c & LOCKED != 0 {
-                panic!("read_unlock by the writer of a kslock hybrid rwsem");
-            }
-            // A read through `m`, unless `m` is this thread's upgradable lock (its read is
-            // then a shared one: reads do not take `m` while `UPG` is set).
-            if c & UPG == 0 {
-                // SAFETY: held by this thread (checked above).
-                unsafe { self.m.unlock() };
-                return;
-            }
+        if self.holds_m_for_read() {
+            // SAFETY: held by this thread (checked).
+            unsafe { self.m.unlock() };
+            return;
         }
-        // Release pairs with the Acquire of the writer that sees the count drained.
-        let old = self.count.fetch_sub(READER, Release);
-        if readers(old) == 0 {
+        if readers(self.remove_bias()) == 0 {
             self.count.fetch_add(READER, Relaxed);
             panic!("read_unlock of a kslock hybrid rwsem that is not read-locked");
         }
-        if old & WANT != 0 && readers(old) == 1 {
-            self.wake_drainer();
+    }
+
+    /// Is the calling thread's read one through `m`? It holds `m`, and `m` is neither its
+    /// write lock (a misuse: panics) nor its upgradable lock (its read is then a shared one:
+    /// reads do not take `m` while `UPG` is set).
+    #[inline]
+    fn holds_m_for_read(&self) -> bool {
+        if !self.m.is_owned_by_current_thread() {
+            return false;
         }
+        let c = self.count.load(Relaxed);
+        if c & LOCKED != 0 {
+            panic!("read_unlock by the writer of a kslock hybrid rwsem");
+        }
+        c & UPG == 0
     }
 
     /// Acquires the write lock.
@@ -416,9 +417,14 @@ impl RawHybridRwSem {
         if self.lock_if_no_reader() {
             return true;
         }
+        self.raise_want();
+        self.drain(deadline, false)
+    }
+
+    /// With `m` held: raise `WANT` (no new shared reader joins), counting a write.
+    fn raise_want(&self) {
         let old = self.count.fetch_add(WANT + OP, Acquire);
         self.count_shared_op(old);
-        self.drain(deadline, false)
     }
 
     /// Releases the write lock.
@@ -450,8 +456,8 @@ impl RawHybridRwSem {
     /// # Safety
     /// The calling thread holds a read lock of this lock.
     pub unsafe fn read_unlock_fair(&self) {
-        if self.m.is_owned_by_current_thread() && self.count.load(Relaxed) & (LOCKED | UPG) == 0 {
-            // SAFETY: held by this thread.
+        if self.holds_m_for_read() {
+            // SAFETY: held by this thread (checked).
             unsafe { self.m.unlock_fair() };
         } else {
             // SAFETY: forwarded.

@@ -43,13 +43,22 @@ impl RawHybridRwSem {
     /// `fetch_add` returned); the last one out while a writer drains wakes it.
     #[inline]
     pub(super) fn drop_bias(&self, old: State) {
-        let prev = self.count.fetch_sub(READER, Release);
+        self.remove_bias();
         if old & OVERFLOW != 0 {
             panic!("too many readers of a kslock hybrid rwsem (2^23)");
         }
+    }
+
+    /// Removes one reader bias (a read unlock or a phantom's); the removal that leaves no
+    /// reader while `WANT` is set wakes the draining writer. Returns the count before.
+    #[inline]
+    pub(super) fn remove_bias(&self) -> State {
+        // Release pairs with the Acquire of the writer that sees the count drained.
+        let prev = self.count.fetch_sub(READER, Release);
         if prev & WANT != 0 && readers(prev) == 1 {
             self.wake_drainer();
         }
+        prev
     }
 
     /// The reader removal that left no reader while `WANT` is set: wake the writer if it
@@ -113,6 +122,14 @@ impl RawHybridRwSem {
         true
     }
 
+    /// A writer gives up before it took `LOCKED`: drop `WANT` (readers blocked by it poll or
+    /// queue on `m`) and release `m`.
+    pub(super) fn abandon_write(&self) {
+        self.count.fetch_sub(WANT, Release);
+        // SAFETY: the writer holds `m` (its caller's contract).
+        unsafe { self.m.unlock() };
+    }
+
     /// The drain's poll alone: with `m` held and `WANT` raised, take `LOCKED` if the shared
     /// readers leave within the poll budget. Never sleeps.
     pub(super) fn drain_polling(&self) -> bool {
@@ -154,13 +171,11 @@ impl RawHybridRwSem {
             let r = crate::thread::current().futex_wait(&self.aux, a, deadline);
             if r.is_err() && readers(self.count.load(Relaxed)) != 0 {
                 self.aux.fetch_and(!DRAIN_SLEEP, Relaxed);
-                // Past the deadline: give up. Readers blocked by WANT poll or queue on `m`.
+                // Past the deadline: give up.
                 if upgrading {
                     self.count.fetch_add(UPG.wrapping_sub(WANT), Release);
                 } else {
-                    self.count.fetch_sub(WANT, Release);
-                    // SAFETY: the writer holds `m`.
-                    unsafe { self.m.unlock() };
+                    self.abandon_write();
                 }
                 return false;
             }
