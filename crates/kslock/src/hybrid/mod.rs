@@ -56,8 +56,10 @@
 //!                     └─> take the bias back (wake a draining writer if last) ─> poll the
 //!                         count while a writer holds `m` ─> turnstile: lock m, add the bias,
 //!                         unlock m
-//!  read (EXCL):     lock m ──> held (count untouched; `xops` += 1)
-//!  read_unlock:     m held by me? unlock m : fetch_sub(READER) (last while WANT: wake writer)
+//!  read (EXCL):     lock m ──> held (count untouched; `xops` += 1); m busy and held by me
+//!                   or by the upgradable holder: a shared read
+//!  read_unlock:     m held by me for a read? unlock m : fetch_sub(READER) (last while WANT:
+//!                   wake writer); in the EXCL mode m's release CAS is the test
 //!  write:           lock m ─> CAS(no reader: + WANT|LOCKED + OP) or fetch_add(WANT + OP) and
 //!                   wait for the readers to leave (poll, then sleep on aux) ─> CAS + LOCKED
 //!  write_unlock:    fetch_sub(WANT|LOCKED) ─> unlock m
@@ -260,15 +262,26 @@ impl RawHybridRwSem {
     /// so a nested read never waits for itself unless a writer waits (as in any rwsem).
     #[inline]
     pub fn read(&self) {
-        if self.aux.load(Relaxed) & EXCL != 0
-            && self.count.load(Relaxed) & UPG == 0
-            && !self.m.is_owned_by_current_thread()
-        {
-            self.m.lock();
-            self.count_excl_op();
+        if self.aux.load(Relaxed) & EXCL != 0 && self.read_through_m() {
             return;
         }
         self.read_shared(None);
+    }
+
+    /// A read in the `EXCL` mode: takes `m`, unless the upgradable holder or this thread
+    /// holds it (`false`: the read is then a shared one). `m`'s free-lock CAS comes first and
+    /// the checks only when it fails: a free `m` is held by neither (1-thread read + unlock
+    /// 23.2 → 16.4 ns with the unlock's CAS first too, `read_unlock`; kslock's mutex: 14.0 ns).
+    #[inline]
+    fn read_through_m(&self) -> bool {
+        if !self.m.try_lock_free() {
+            if self.count.load(Relaxed) & UPG != 0 || self.m.is_owned_by_current_thread() {
+                return false;
+            }
+            self.m.lock();
+        }
+        self.count_excl_op();
+        true
     }
 
     /// A shared read: the `fetch_add`, then, if a writer holds or drains the lock, the
@@ -338,7 +351,16 @@ impl RawHybridRwSem {
     /// The calling thread holds a read lock of this lock.
     #[inline]
     pub unsafe fn read_unlock(&self) {
-        if self.holds_m_for_read() {
+        // In the `EXCL` mode, with neither `UPG` nor `LOCKED` set (a read then is a shared
+        // one, or a misuse), `m`'s release CAS is the test: no load of `m`'s word before it
+        // (one line transfer when the lock moves between CPUs). A thread that does not hold
+        // `m` holds a shared read.
+        let cas_first =
+            self.aux.load(Relaxed) & EXCL != 0 && self.count.load(Relaxed) & (UPG | LOCKED) == 0;
+        if cas_first && self.m.unlock_if_owned() {
+            return;
+        }
+        if !cas_first && self.holds_m_for_read() {
             // SAFETY: held by this thread (checked).
             unsafe { self.m.unlock() };
             return;

@@ -424,6 +424,16 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
     }
 
+    /// The lock fast path alone: one CAS from free (no flags) to held by the calling thread.
+    /// For embedders that decide what to do with a busy lock themselves (the hybrid rw lock).
+    #[inline]
+    pub(crate) fn try_lock_free(&self) -> bool {
+        // Acquire pairs with the Release of the unlock that freed the lock.
+        self.owner
+            .compare_exchange_weak(0, current_word(), Acquire, Relaxed)
+            .is_ok()
+    }
+
     /// Acquires the mutex only if it is free right now. Never spins, never sleeps (like the
     /// kernel's `mutex_trylock`); it may overtake sleeping waiters.
     #[inline]
