@@ -117,6 +117,16 @@ events! {
     rwsem_wake,
     /// Readers granted by a wake (sum).
     rwsem_readers_granted,
+    /// A hybrid rw lock's mode check ended an epoch (`crate::hybrid`, module `mode`).
+    hybrid_epochs,
+    /// Of those, epochs the lock ran with reads through `m` (`EXCL`).
+    hybrid_epochs_excl,
+    /// A hybrid duel started a probe of the other mode.
+    hybrid_probes,
+    /// A probe won: the lock stays in the probed mode.
+    hybrid_probe_won,
+    /// The current mode's rate moved 2× between two epochs: the probe backoff restarted.
+    hybrid_backoff_reset,
 }
 
 /// Adds `n` to `e` (nothing without feature `lock-events`).

@@ -123,6 +123,25 @@ pub(super) fn decide(a: u32, rate: Option<u32>) -> u32 {
         | last << RATE_SHIFT
 }
 
+/// Counts the duel's events of one decision, `a` → `next` (feature `lock-events`).
+fn count_decision(a: u32, next: u32) {
+    use crate::events::{count, Event};
+    count(Event::hybrid_epochs);
+    if a & EXCL != 0 {
+        count(Event::hybrid_epochs_excl);
+    }
+    let phase = |x: u32| (x >> PHASE_SHIFT) & 3;
+    let backoff = |x: u32| (x >> BACKOFF_SHIFT) & 7;
+    match (phase(a), phase(next)) {
+        (NORMAL, PROBE_SETTLE) => count(Event::hybrid_probes),
+        (PROBE, NORMAL) => count(Event::hybrid_probe_won),
+        (NORMAL, NORMAL) if backoff(a) != 0 && backoff(next) == 0 => {
+            count(Event::hybrid_backoff_reset)
+        }
+        _ => {}
+    }
+}
+
 impl RawHybridRwSem {
     /// After a shared read's or a write's RMW on `count` that returned `old`: every
     /// [`CHECK_EVERY`]-th operation checks the epoch.
@@ -181,6 +200,9 @@ impl RawHybridRwSem {
             Some(true) => EXCL,
             Some(false) => 0,
         };
+        if cfg!(feature = "lock-events") {
+            count_decision(a & DUEL, next);
+        }
         self.epoch
             .store(u64::from(ops) << 32 | u64::from(now_us), Relaxed);
         let mut cur = self.aux.load(Relaxed);
