@@ -168,6 +168,20 @@
 //! So the owners that run without a turn for up to the window maximum while 95 threads rotate
 //! through ≈ 40 µs windows make the spread; a cheaper bound on them is the open lead.
 //!
+//! Session 27 narrowed that down. Sending an owner stopped by the run limit to the tail of
+//! the queue at its next contended lock (instead of letting it barge back) changed neither the
+//! spread nor the throughput (`docs/mutex-tried.md`, session 27), so the lone runs are not the
+//! whole story. The duel's switching is not it either: with lock events (`hybrid_*`), 1 s
+//! cells at 8 / 96 threads, CS load 1 and 100, 50 / 90% reads, the lock spent 88–98% of its
+//! ≈ 500 epochs a second in one mode and ran 5–15 probes a second; and over 1 s each mode
+//! pinned spreads on its own (`scripts/ab-ratio.py 1 "duel,ex=KSLOCK_HYBRID_READS:exclusive,sh=KSLOCK_HYBRID_READS:shared"
+//! -- matrix --locks kslock-rwsem-hybrid,pthread-rwlock --threads 32,96 --cs-load 1,20,100
+//! --read-pct 50,90 --secs 1 --warmup 0.1`): max/min through `m` 1.4–3.4 (3.0–3.4 at CS load 1
+//! with 32–96 threads; kslock's mutex alone with no reads, 1.3–2.1 in the same kind of run),
+//! shared 1.5–5.6, the duel 1.5–4.7 (4.6 and a 29 ms p99.9 at 96 threads, 90% reads, CS load
+//! 100, where it runs shared). Geo-mean of kslock ÷ glibc there: duel 1.069, through `m` 1.087,
+//! shared 0.672.
+//!
 //! Tried for the shared mode's fairness and dropped: a write unlock that hands `m` straight
 //! to its head waiter while reads are shared (`unlock_fair`, no turn to wait out;
 //! `scripts/ab-ratio.py 2`, `--threads 8,32,96 --cs-load 100 --read-pct 50,90 --secs 0.4`
