@@ -187,6 +187,12 @@
 //! `scripts/ab-ratio.py 2`, `--threads 8,32,96 --cs-load 100 --read-pct 50,90 --secs 0.4`
 //! against parking_lot's and glibc's rwlocks): geo-mean 1.049 → 0.901, max/min at 96 threads,
 //! 90% reads 12.8 → 3.3 but 2.3 → 3.1 at 50%, p99.9 22.0 → 11.5 ms and 11.0 → 13.1 ms.
+//! Session 27: a turnstile reader (it holds `m` for one RMW) that hands `m` to its head
+//! waiter (`unlock_fair`) instead of a plain unlock: `scripts/ab-ratio.py 2 "on,off=KSLOCK_OFF:…"
+//! -- matrix --locks kslock-rwsem-hybrid,pthread-rwlock,parking-lot-rwlock --threads
+//! 32,96 --cs-load 20,100 --read-pct 50,90 --secs 1` gave 1.062 against 1.031 (96 threads,
+//! 90% reads, CS load 100: p99.9 19.9 → 10.0 ms), but the same with `--threads 2,8,32,96
+//! --cs-load 1,20,100 --secs 0.5` 1.152 against 1.161, max/min up and down by cell: dropped.
 //!
 //! The scratch prototype this design came from (every read through kslock's mutex, writers
 //! through it plus a reader count; `--threads 2,8,32 --cs-load 1,20,100 --read-pct 0,50,90`,
