@@ -45,9 +45,10 @@
 //! A futex wait on `aux` may end early when the checker changes bits 1–31 (`EAGAIN`): the
 //! writer re-checks and waits again.
 //!
-//! `xops` counts the reads taken through `m` (written with plain stores by the holder of `m`
-//! only), `epoch` holds the current epoch's start (µs, low 32 bits) and the operation count
-//! then (high 32 bits).
+//! `xops` counts the reads taken through `m` since the epoch began (written with plain stores
+//! by the holder of `m`; the checker resets it, module `mode`); the epoch's start (µs, low
+//! 32 bits of the clock, 0 = none yet) lives in `m`'s embedder word, bytes 16–19 of the lock,
+//! which the mutex never touches (type doc of `RawMutex`).
 //!
 //! # Paths
 //!
@@ -96,7 +97,8 @@
 //!   `tests/loom_hybrid.rs`). The fences are on the cold paths only: the reader's only when
 //!   its removal left no reader while `WANT` was set. (With SeqCst RMWs and loads alone, which
 //!   loom models as AcqRel, the model at 3 preemptions found the lost wakeup.)
-//! * The mode bits, `xops` and `epoch` are statistics: Relaxed. No state depends on them, so
+//! * The mode bits, `xops`, the ops half of `count` and the epoch's start are statistics:
+//!   Relaxed. No state depends on them, so
 //!   the loom models do not run the duel (its clock is frozen there); they set `EXCL` either
 //!   way and flip it while a reader and a writer run (`loom_hybrid_mode_flip`).
 //!
@@ -239,7 +241,7 @@ const fn readers(c: State) -> State {
     (c & READERS) >> 8
 }
 
-/// The hybrid rw lock (module doc). 56 bytes; all-zero is unlocked.
+/// The hybrid rw lock (module doc). 48 bytes; all-zero is unlocked.
 #[derive(Debug)]
 pub struct RawHybridRwSem {
     /// Writers, and readers in the `EXCL` mode.
@@ -248,14 +250,12 @@ pub struct RawHybridRwSem {
     count: AtomicU64,
     /// `DRAIN_SLEEP` and the mode (module doc table); a futex word.
     aux: AtomicU32,
-    /// Reads taken through `m` (plain stores by `m`'s holder).
+    /// Reads taken through `m` this epoch (plain stores by `m`'s holder).
     xops: AtomicU32,
-    /// The mode epoch: start in µs (low half), operation count at the start (high half).
-    epoch: AtomicU64,
 }
 
 #[cfg(not(kslock_loom))]
-const _: () = assert!(core::mem::size_of::<RawHybridRwSem>() <= 56);
+const _: () = assert!(core::mem::size_of::<RawHybridRwSem>() == 48);
 
 impl Default for RawHybridRwSem {
     fn default() -> Self {
@@ -272,7 +272,6 @@ impl RawHybridRwSem {
                 count: AtomicU64::new(0),
                 aux: AtomicU32::new(0),
                 xops: AtomicU32::new(0),
-                epoch: AtomicU64::new(0),
             }
         }
     }

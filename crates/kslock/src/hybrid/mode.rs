@@ -71,7 +71,7 @@ fn pinned() -> Option<bool> {
 }
 
 /// The epoch length in µs.
-fn epoch_us() -> u32 {
+pub(super) fn epoch_us() -> u32 {
     let max_ns = crate::fairness::window_ns().1;
     u32::try_from(2 * max_ns / 1_000)
         .unwrap_or(u32::MAX)
@@ -162,8 +162,18 @@ impl RawHybridRwSem {
         }
     }
 
-    fn total_ops(&self) -> u32 {
-        ((self.count.load(Relaxed) >> OPS_SHIFT) as u32).wrapping_add(self.xops.load(Relaxed))
+    /// The operations counted since the epoch began, and a fresh count for the next one: the
+    /// ops half of `count` cleared by one RMW (shared readers and writers add to it
+    /// concurrently: none is lost), `xops` set to 0. The holder of `m` adds to `xops` with a
+    /// load and a store, so a checker that does not hold `m` (a shared read that came due in
+    /// the `EXCL` mode) may see its 0 overwritten: that epoch then counts the previous one's
+    /// reads through `m` too, and one measurement is off (no state depends on it).
+    fn take_ops(&self) -> u32 {
+        let c = self
+            .count
+            .fetch_and(!(u64::from(u32::MAX) << OPS_SHIFT), Relaxed);
+        let x = self.xops.swap(0, Relaxed);
+        ((c >> OPS_SHIFT) as u32).wrapping_add(x)
     }
 
     /// Ends the epoch if it is over: measure, decide, start the next one.
@@ -174,8 +184,7 @@ impl RawHybridRwSem {
             return; // frozen clock: the models flip the mode themselves
         }
         let now_us = ((sys::now_ns() / 1_000) as u32) | 1;
-        let e = self.epoch.load(Relaxed);
-        let (start, snap) = (e as u32, (e >> 32) as u32);
+        let start = self.m.embedder_word().load(Relaxed);
         let elapsed = now_us.wrapping_sub(start);
         let len = epoch_us();
         if start != 0 && elapsed < len {
@@ -190,8 +199,7 @@ impl RawHybridRwSem {
         {
             return;
         }
-        let ops = self.total_ops();
-        let n = ops.wrapping_sub(snap);
+        let n = self.take_ops();
         // An epoch that ran much longer than `len` spans an idle stretch: not a measurement.
         let rate = (start != 0 && n != 0 && elapsed < 4 * len)
             .then(|| (u64::from(elapsed) * 8_000 / u64::from(n)).min(0xFFFF) as u32);
@@ -203,8 +211,7 @@ impl RawHybridRwSem {
         if cfg!(feature = "lock-events") {
             count_decision(a & DUEL, next);
         }
-        self.epoch
-            .store(u64::from(ops) << 32 | u64::from(now_us), Relaxed);
+        self.m.embedder_word().store(now_us, Relaxed);
         let mut cur = self.aux.load(Relaxed);
         loop {
             // DRAIN_SLEEP belongs to the writer and its readers: keep it as it is.

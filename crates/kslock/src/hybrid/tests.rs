@@ -8,9 +8,40 @@ const PHASE: u32 = 3 << 3;
 
 #[test]
 fn size_and_zero_init() {
-    assert!(core::mem::size_of::<RawHybridRwSem>() <= 56);
+    assert_eq!(core::mem::size_of::<RawHybridRwSem>(), 48);
     let l = RawHybridRwSem::new();
     assert!(!l.is_locked() && !l.is_write_locked() && !l.reads_exclusive());
+}
+
+/// The mode check starts epochs (their start in `m`'s embedder word) and restarts the
+/// operation counts at each (no snapshot: the counts are the epoch's own). Stops right after
+/// the second epoch change it sees: the counts then hold at most the pair of operations in
+/// which the change happened, against hundreds without the restart.
+#[test]
+fn epochs_begin_and_restart_the_operation_counts() {
+    let l = RawHybridRwSem::new();
+    let give_up = Instant::now() + Duration::from_secs(10);
+    let (mut n, mut changes, mut start) = (0u64, 0, 0);
+    while changes < 2 {
+        assert!(Instant::now() < give_up, "no epoch change in 10 s");
+        l.read();
+        // SAFETY: held.
+        unsafe { l.read_unlock() };
+        l.write();
+        // SAFETY: held.
+        unsafe { l.write_unlock() };
+        n += 2;
+        let s = l.m.embedder_word().load(Relaxed);
+        if s != start {
+            start = s;
+            changes += 1;
+        }
+    }
+    let counted = (l.count.load(Relaxed) >> OPS_SHIFT) + u64::from(l.xops.load(Relaxed));
+    assert!(
+        n > 256 && counted <= 2,
+        "{counted} of {n} operations counted since the epoch began"
+    );
 }
 
 /// The duel: probes after 4 epochs, keeps a probe that is faster by more than 1/8, reverts and

@@ -424,6 +424,13 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
     }
 
+    /// Bytes 16–19, which the mutex never reads or writes (type doc): an embedder's word (the
+    /// hybrid rw lock keeps its mode epoch's start there).
+    #[inline]
+    pub(crate) fn embedder_word(&self) -> &AtomicU32 {
+        &self._embedder
+    }
+
     /// The lock fast path alone: one CAS from free (no flags) to held by the calling thread.
     /// For embedders that decide what to do with a busy lock themselves (the hybrid rw lock).
     #[inline]
