@@ -232,6 +232,10 @@ const OVERFLOW: State = 1 << 31;
 const OP: State = 1 << 32;
 const OPS_SHIFT: u32 = 32;
 
+/// Attempts of a writer's CAS on a lock with no shared reader (`lock_if_no_reader`): each
+/// failure is another thread's RMW on `count`, and a reader's makes the next attempt see it.
+const CAS_TRIES: u32 = 4;
+
 const DRAIN_SLEEP: u32 = 1 << 0;
 const EXCL: u32 = 1 << 1;
 
@@ -425,16 +429,32 @@ impl RawHybridRwSem {
         false
     }
 
-    /// With `m` held: take the write lock in one CAS if no shared reader is counted.
+    /// With `m` held: take the write lock in one CAS if no shared reader is counted. A CAS
+    /// that fails while the fresh value still shows no reader (only the operation count
+    /// moved: a reader came and went, or the mode check restarted the count) is tried again,
+    /// at most [`CAS_TRIES`] times in all, so `try_write` does not fail on a free lock for
+    /// that.
     #[inline]
     fn lock_if_no_reader(&self) -> bool {
-        let c = self.count.load(Relaxed);
-        readers(c) == 0
-            && self
-                .count
-                .compare_exchange(c, c.wrapping_add(WANT + LOCKED + OP), Acquire, Relaxed)
-                .inspect(|old| self.count_shared_op(*old))
-                .is_ok()
+        let mut c = self.count.load(Relaxed);
+        for _ in 0..CAS_TRIES {
+            if readers(c) != 0 {
+                return false;
+            }
+            match self.count.compare_exchange(
+                c,
+                c.wrapping_add(WANT + LOCKED + OP),
+                Acquire,
+                Relaxed,
+            ) {
+                Ok(old) => {
+                    self.count_shared_op(old);
+                    return true;
+                }
+                Err(x) => c = x,
+            }
+        }
+        false
     }
 
     /// Acquires the write lock, giving up at `timeout` from now.
