@@ -25,7 +25,7 @@
 //! | 2 | `UPG` | the holder of `m` holds it as the upgradable read lock (shared readers still join; reads in the `EXCL` mode read shared instead of queueing on `m`) | the thread that took `m` for an upgradable read, or a writer in `downgrade_to_upgradable` (the same RMW that drops `WANT`/`LOCKED`) | that thread: its unlock, `downgrade_upgradable`, or the upgrade's RMW that raises `WANT` (a timed upgrade that gives up restores it) |
 //! | 3–7 | — | reserved (0) | — | — |
 //! | 8–31 | readers | shared read holds plus *phantom* biases (a reader that found `WANT` or `LOCKED` and takes its bias back); bit 31 set = overflow (a reader that sees it takes its bias back and panics) | shared readers (`fetch_add`) | read unlocks and phantom removals (`fetch_sub`) |
-//! | 32–63 | ops | a wrapping count of shared reads and writes, for the mode measurement | the same RMWs that add a reader bias or `WANT` | never (wraps) |
+//! | 32–63 | ops | a wrapping count of shared reads and writes, for the mode measurement | the same RMWs that add a reader bias or `WANT` | the mode check, at each epoch's end (one `fetch_and`: the count restarts, module `mode`) |
 //!
 //! All-zero: unlocked. `WANT`/`LOCKED` are only ever set by the thread that holds `m`, and
 //! cleared before it releases `m`: **whoever holds `m` sees them clear**, unless it set them.
@@ -98,9 +98,10 @@
 //!   its removal left no reader while `WANT` was set. (With SeqCst RMWs and loads alone, which
 //!   loom models as AcqRel, the model at 3 preemptions found the lost wakeup.)
 //! * The mode bits, `xops`, the ops half of `count` and the epoch's start are statistics:
-//!   Relaxed. No state depends on them, so
-//!   the loom models do not run the duel (its clock is frozen there); they set `EXCL` either
-//!   way and flip it while a reader and a writer run (`loom_hybrid_mode_flip`).
+//!   Relaxed. No state depends on them, so the loom models do not run the duel (its clock is
+//!   frozen there); they set `EXCL` either way and flip it while a reader and a writer run
+//!   (`loom_hybrid_mode_flip`). The restart's `fetch_and` only clears the ops half: a writer
+//!   CAS that it makes fail is retried (`lock_if_no_reader`) or falls back to the drain.
 //!
 //! # Measured (session 26, the 2-vCPU Intel guest)
 //!
