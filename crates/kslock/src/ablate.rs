@@ -11,6 +11,7 @@
 //! | `respin_after_yield` | after each yield before queueing, the locker spins again (off: it polls the lock once instead) | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll_long` | where the lock's spins win after short waits, the quick poll does not stop at a same-owner streak (off: it always stops there) | [`crate::mutex`] `quick_poll` |
+//! | `poll_streak` | a spinner whose poll backoff reached the poll gap under one owner widens it up to 16 gaps while that owner holds the lock (off: the gap is the most) | [`crate::spin`] `Spin::step_on` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
@@ -31,9 +32,10 @@ pub(crate) enum Mech {
     YieldOnWriter = 1 << 9,
     RespinAfterYield = 1 << 10,
     QuickPollLong = 1 << 11,
+    PollStreak = 1 << 12,
 }
 
-const NAMES: [(&str, Mech); 10] = [
+const NAMES: [(&str, Mech); 11] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -44,6 +46,7 @@ const NAMES: [(&str, Mech); 10] = [
     ("yield_on_writer", Mech::YieldOnWriter),
     ("respin_after_yield", Mech::RespinAfterYield),
     ("quick_poll_long", Mech::QuickPollLong),
+    ("poll_streak", Mech::PollStreak),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

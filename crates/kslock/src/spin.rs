@@ -15,7 +15,7 @@
 //! | R3 owner not on my CPU | `ThreadRec::cpu` (rseq cpu_id, refreshed on every slow-path event of the owner) | the owner last ran on the CPU this spinner occupies: it cannot be running, spinning only delays it |
 //! | R4 one poller per lock | the OSQ ([`crate::osq`]) | (structural: only the OSQ head polls the lock word; the mutex head waiter is the one extra, as in the kernel) |
 //! | R5 budget | ticks since the spin began, read every 16 steps | the time spent exceeds the lock's adaptive budget |
-//! | R6 poll backoff | — | (not a stop rule) between two polls of the lock word under the same owner, wait 1, 2, 4 … pauses, up to the poll gap ([`POLL_GAP_NS`], in calibrated pauses): every poll pulls the lock's cache line away from the running owner (a cross-CPU round trip of 90–430 ns here), so polling every pause slows the owner the spinner waits for |
+//! | R6 poll backoff | — | (not a stop rule) between two polls of the lock word under the same owner, wait 1, 2, 4 … pauses, up to the poll gap ([`POLL_GAP_NS`], in calibrated pauses), and on up to [`STREAK_GAPS`] gaps while that owner still holds it (a streak: below): every poll pulls the lock's cache line away from the running owner (a cross-CPU round trip of 90–430 ns here), so polling every pause slows the owner the spinner waits for |
 //!
 //! # Budgets (R5)
 //!
@@ -93,6 +93,25 @@
 //! 0,100`): 864 / 1728 / 3456 ns gave geo-means 1.08 / 1.08 / 1.06, so the AMD VM's 0.9 µs
 //! stays. On the AMD VM the calibrated gap is the old 32 pauses: nothing changes there.
 //!
+//! **Streaks** (session 27; switch `KSLOCK_OFF=poll_streak`): once the wait between two polls
+//! has reached the gap and the owner is still the same, it goes on doubling up to
+//! [`STREAK_GAPS`] (16) gaps, ≈ 14 µs here. An owner that holds the lock that long across
+//! polls is batching (re-locking from its own cache, CS load 1 without work outside) or in a
+//! long section; in both the spinner's polls only slow it, and a section that ends is seen
+//! within the wider gap (the spin budget still bounds the whole spin). Where owners change
+//! often (work outside the lock) the wait resets at every new owner and the streak never
+//! starts. A/B (scratch switch, one binary, `scripts/ab-ratio.py 3 "off,on" -- matrix --locks
+//! kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32,96 --cs-load 1,100 --outside-load
+//! 0,100 --secs 0.3 --warmup 0.05`, kslock ÷ best peer, medians of three alternated runs): CS
+//! load 1 without outside work at 2 / 8 / 32 / 96 threads 1.43 / 0.84 / 0.85 / 0.82 → 1.51 /
+//! 1.10 / 0.92 / 0.82 (at 8 threads the runs were 1.12 / 0.84 / 0.76 against 1.08 / 1.10 /
+//! 1.16: the lock stays in the batching mode instead of falling into the spinning one); the
+//! other 12 cells within ±0.03; geo-mean 0.991 → 1.020. A run with 4 gaps and 16 beside the
+//! default (`--threads 8,32,96 --cs-load 1,20,100 --outside-load 0,100`, two runs): geo-mean
+//! 0.986 / 0.990 / 0.995, CS load 1 at 8 / 32 threads 0.98 / 0.84 → 1.11 / 0.89 (4) and 1.10 /
+//! 0.92 (16). At 96 threads the cell stays at 0.81–0.84: there the cost is the threads that
+//! spin and yield in turn (module doc of [`crate::mutex`]), not the polls.
+//!
 //! Under loom every budget is 3 steps (the clock is frozen; loom explores the rest).
 
 use crate::sync::{loom_const_fn, spin_hint, AtomicU32, Ordering::Relaxed};
@@ -127,6 +146,9 @@ const CLOCK_EVERY: u32 = 16;
 /// the AMD EPYC VM, where the backoff was tuned (module doc, "Pauses are calibrated").
 #[cfg_attr(kslock_loom, allow(dead_code))]
 const POLL_GAP_NS: u64 = 864;
+/// The most a same-owner streak widens the poll backoff to, in poll gaps (module doc,
+/// "Streaks").
+const STREAK_GAPS: u32 = if cfg!(kslock_loom) { 1 } else { 16 };
 
 /// The calibrated cap, the tick rate and the poll gap in pauses, computed once.
 #[derive(Clone, Copy)]
@@ -518,8 +540,20 @@ impl<'a> Spin<'a> {
         for _ in 0..self.poll_pauses {
             self.step()?;
         }
-        self.poll_pauses = (self.poll_pauses * 2).min(self.gap_pauses);
+        self.poll_pauses = (self.poll_pauses * 2).min(self.streak_cap());
         Ok(())
+    }
+
+    /// The backoff's most for the next wait: the poll gap, or, once the wait has reached it
+    /// under the same owner, [`STREAK_GAPS`] gaps (module doc, "Streaks").
+    #[inline]
+    fn streak_cap(&self) -> u32 {
+        if self.poll_pauses >= self.gap_pauses && crate::ablate::on(crate::ablate::Mech::PollStreak)
+        {
+            self.gap_pauses.saturating_mul(STREAK_GAPS)
+        } else {
+            self.gap_pauses
+        }
     }
 
     /// One OSQ step behind a predecessor that last reported `cpu` (R2/R3 on the node's view).
@@ -693,6 +727,26 @@ mod tests {
             a = ewma(a, 0);
         }
         assert!((0..=4).contains(&a), "{a}");
+    }
+
+    #[test]
+    fn the_poll_backoff_widens_past_the_gap_while_one_owner_holds_on() {
+        let s = SpinStats::new();
+        let me = thread::current();
+        // A long fixed budget: the backoff, not the budget, is under test.
+        let mut sp = Spin::for_grant(&s, me, 1_000_000_000);
+        let gap = sp.gap_pauses;
+        // The same owner (this thread: "running" by R3's own-thread rule) poll after poll.
+        let mut most = 0;
+        for _ in 0..64 {
+            sp.step_on(me).unwrap();
+            most = most.max(sp.poll_pauses);
+        }
+        if crate::ablate::on(crate::ablate::Mech::PollStreak) {
+            assert_eq!(most, gap.saturating_mul(STREAK_GAPS), "gap {gap}");
+        } else {
+            assert_eq!(most, gap);
+        }
     }
 
     #[test]
