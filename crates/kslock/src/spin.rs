@@ -408,6 +408,9 @@ pub(crate) struct Spin<'a> {
     /// Pauses before the next poll of the same owner (R6 backoff), their most, and that owner.
     poll_pauses: u32,
     gap_pauses: u32,
+    /// The backoff's most during a same-owner streak: [`STREAK_GAPS`] gaps, or the gap with
+    /// `KSLOCK_OFF=poll_streak` (module doc, "Streaks"; decided once per spin).
+    streak_pauses: u32,
     last_owner: *const ThreadRec,
 }
 
@@ -462,6 +465,11 @@ impl<'a> Spin<'a> {
             my_cpu: me.cpu.load(Relaxed),
             poll_pauses: 1,
             gap_pauses: c.gap_pauses,
+            streak_pauses: if crate::ablate::on(crate::ablate::Mech::PollStreak) {
+                c.gap_pauses.saturating_mul(STREAK_GAPS)
+            } else {
+                c.gap_pauses
+            },
             last_owner: core::ptr::null(),
         }
     }
@@ -545,12 +553,11 @@ impl<'a> Spin<'a> {
     }
 
     /// The backoff's most for the next wait: the poll gap, or, once the wait has reached it
-    /// under the same owner, [`STREAK_GAPS`] gaps (module doc, "Streaks").
+    /// under the same owner, the streak's most (module doc, "Streaks").
     #[inline]
     fn streak_cap(&self) -> u32 {
-        if self.poll_pauses >= self.gap_pauses && crate::ablate::on(crate::ablate::Mech::PollStreak)
-        {
-            self.gap_pauses.saturating_mul(STREAK_GAPS)
+        if self.poll_pauses >= self.gap_pauses {
+            self.streak_pauses
         } else {
             self.gap_pauses
         }
