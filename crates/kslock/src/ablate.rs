@@ -33,10 +33,9 @@ pub(crate) enum Mech {
     RespinAfterYield = 1 << 10,
     QuickPollLong = 1 << 11,
     PollStreak = 1 << 12,
-    FreeRecheck = 1 << 13,
 }
 
-const NAMES: [(&str, Mech); 12] = [
+const NAMES: [(&str, Mech); 11] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -48,7 +47,6 @@ const NAMES: [(&str, Mech); 12] = [
     ("respin_after_yield", Mech::RespinAfterYield),
     ("quick_poll_long", Mech::QuickPollLong),
     ("poll_streak", Mech::PollStreak),
-    ("free_recheck", Mech::FreeRecheck),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.
