@@ -12,6 +12,8 @@
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll_long` | where the lock's spins win after short waits, the quick poll does not stop at a same-owner streak (off: it always stops there) | [`crate::mutex`] `quick_poll` |
 //! | `poll_streak` | a spinner whose poll backoff reached the poll gap under one owner widens it up to 16 gaps while that owner holds the lock (off: the gap is the most) | [`crate::spin`] `Spin::step_on` |
+//! | `free_recheck` | a spinner that finds the mutex free looks again ≈ one line transfer later and takes it only if it is still free, unless the lock's spins win after short waits | [`crate::mutex`] `quick_poll`, `spin_on_owner` |
+//! | `recheck_bound` | the OSQ spinner re-checks only in the first half of its budget (off: for the whole budget) | [`crate::mutex`] `spin_on_owner` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
@@ -33,9 +35,11 @@ pub(crate) enum Mech {
     RespinAfterYield = 1 << 10,
     QuickPollLong = 1 << 11,
     PollStreak = 1 << 12,
+    FreeRecheck = 1 << 13,
+    RecheckBound = 1 << 14,
 }
 
-const NAMES: [(&str, Mech); 11] = [
+const NAMES: [(&str, Mech); 13] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -47,6 +51,8 @@ const NAMES: [(&str, Mech); 11] = [
     ("respin_after_yield", Mech::RespinAfterYield),
     ("quick_poll_long", Mech::QuickPollLong),
     ("poll_streak", Mech::PollStreak),
+    ("free_recheck", Mech::FreeRecheck),
+    ("recheck_bound", Mech::RecheckBound),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

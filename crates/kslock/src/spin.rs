@@ -490,6 +490,12 @@ impl<'a> Spin<'a> {
         core::ptr::eq(owner, self.me) || owner.cpu.load(Relaxed) != self.my_cpu
     }
 
+    /// Is this spin still in the first half of its budget? (Reads the clock.)
+    #[inline]
+    pub(crate) fn in_first_half(&self) -> bool {
+        sys::ticks().wrapping_sub(self.start) <= self.limit_ticks / 2
+    }
+
     /// R5: has this spin used up its budget? (Reads the clock.)
     #[inline]
     fn spent(&self) -> bool {

@@ -76,8 +76,20 @@ impl<P: MutexPolicy> RawMutex<P> {
     fn spin_on_owner(&self, owner: u64, handoff: bool, spin: &mut Spin<'_>) -> Result<(), Stop> {
         // A word that names no record cannot be polled for running: stop.
         let rec = owner_rec(owner).ok_or(Stop::OwnerNotRunning)?;
+        let recheck = !handoff && self.free_recheck();
+        let recheck_bounded = ablate::on(Mech::RecheckBound);
         loop {
-            let o = self.owner.load(Relaxed);
+            let mut o = self.owner.load(Relaxed);
+            if recheck && o == 0 && (!recheck_bounded || spin.in_first_half()) {
+                // Free: look again a line transfer later (module doc, "Free re-check"); the
+                // same owner back re-locks faster than a handover would cost. Only in the
+                // first half of the budget: a spinner that deferred that long takes the lock
+                // at its next sight of it free rather than run out and queue.
+                for _ in 0..recheck_pauses() {
+                    spin.step()?;
+                }
+                o = self.owner.load(Relaxed);
+            }
             if owner_of(o) != owner {
                 return Ok(());
             }
@@ -106,7 +118,11 @@ impl<P: MutexPolicy> RawMutex<P> {
             return false;
         }
         let (mut pauses, mut last, mut same) = (1, 0, 0);
-        let quick_max_pauses = (spin::poll_gap_pauses() / QUICK_GAP_DIV).max(1);
+        // The owner the poll saw last (0 before it saw one) and whether a free word is
+        // looked at again before the CAS (module doc, "Free re-check").
+        let mut last_owned = owner_of(self.owner.load(Relaxed));
+        let recheck = self.free_recheck();
+        let quick_max_pauses = recheck_pauses();
         // Where spins win after short waits, a streak of one owner is a section that ends soon,
         // not a batch (module doc, "Quick poll").
         let streak_stops =
@@ -114,6 +130,9 @@ impl<P: MutexPolicy> RawMutex<P> {
         for _ in 0..QUICK_POLLS {
             let o = self.owner.load(Relaxed);
             let owner = owner_of(o);
+            if owner != 0 {
+                last_owned = owner;
+            }
             if owner == last {
                 same += 1;
                 if same == QUICK_SAME_OWNER && streak_stops {
@@ -123,6 +142,22 @@ impl<P: MutexPolicy> RawMutex<P> {
                 (last, same) = (owner, 0);
             }
             if owner == 0 {
+                if recheck && last_owned != 0 {
+                    // Free right after an owner: does that owner take it straight back
+                    // within about a line transfer?
+                    for _ in 0..quick_max_pauses {
+                        core::hint::spin_loop();
+                    }
+                    let again = owner_of(self.owner.load(Relaxed));
+                    if again == last_owned {
+                        same += 1;
+                        last = again;
+                        if same >= QUICK_SAME_OWNER && streak_stops {
+                            return false;
+                        }
+                        continue;
+                    }
+                }
                 if self.try_acquire(me, false).is_ok() {
                     return true;
                 }
@@ -197,6 +232,14 @@ impl<P: MutexPolicy> RawMutex<P> {
                 Err(owner) => self.spin_on_owner(owner, handoff, spin)?,
             }
         }
+    }
+
+    /// Does a spinner that finds the lock free look again [`recheck_pauses`] later before
+    /// its CAS (module doc, "Free re-check")? Not where the lock's spins win after short
+    /// waits (long sections that end, with the owner away after them), and not under loom,
+    /// where the wait only multiplies interleavings of the same CAS.
+    fn free_recheck(&self) -> bool {
+        !cfg!(kslock_loom) && ablate::on(Mech::FreeRecheck) && !self.stats.wins_after_short_waits()
     }
 
     /// The lock slow path. `false` only when `deadline` passed.
@@ -759,6 +802,13 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
         }
     }
+}
+
+/// The free re-check's wait (module doc, "Free re-check"), in calibrated pauses: 1/8 of R6's
+/// poll gap, the quick poll's widest spacing (≈ 108 ns, about one cross-CPU line transfer on
+/// the development VMs: [`crate::spin`], "Pauses are calibrated").
+fn recheck_pauses() -> u32 {
+    (spin::poll_gap_pauses() / QUICK_GAP_DIV).max(1)
 }
 
 /// When the head `w` should ask for the handoff: its fairness window's end
