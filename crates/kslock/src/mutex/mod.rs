@@ -148,22 +148,21 @@
 //! operations 17.9 vs 3.5 (21 vs 4.5 over 1 s); more running threads win the polls than the
 //! window bounds, which covers only queued waiters.
 //!
-//! **Free re-check** (sessions 28–29; switches `KSLOCK_OFF=free_recheck`, `recheck_bound`): a spinner (the quick
-//! poll after it has seen an owner, and the OSQ spin) that finds the lock free does not CAS at
-//! once: it looks again `recheck_pauses()` later (1/8 of R6's poll gap, the quick poll's
-//! widest spacing, ≈ 108 ns: about one cross-CPU line transfer) and takes the lock only if it
-//! is still free; the same owner back counts as a poll of a batching owner. An owner that
-//! re-locks faster than a handover costs keeps its batch: with a lock around nothing (CS load
-//! 0) every poll saw the lock free in the owner's few-ns gap and the lock moved between the
-//! CPUs every 40–70 operations (14–27 handovers per kop against parking_lot's 4–6), at
-//! 0.4–0.6x parking_lot. Not where the lock's spins win after short waits
-//! ([`crate::spin`]'s statistics, as for "Long sections that end" below): there the owner
-//! leaves for longer than the wait (CS load 100 with outside load 100, where the ungated
-//! re-check cost 12–15%: the lock idled ≈ 108 ns longer at every handover). A/B on the
-//! Intel guest (one binary, the switch as a temporary environment variable;
-//! `scripts/ab-ratio.py 2 "base,on" -- matrix --locks kslock-mutex,parking-lot-mutex,std-mutex
-//! --threads 2,8,32 --cs-load 0,1,100 --outside-load 0,10,100 --secs 0.25 --warmup 0.05`,
-//! kslock ÷ best peer, medians of two alternated runs):
+//! **Free re-check** (sessions 28–29; switches `KSLOCK_OFF=free_recheck`, `recheck_bound`): a
+//! spinner (the quick poll after it has seen an owner, and the OSQ spin) that finds the lock free
+//! does not CAS at once: it looks again `recheck_pauses()` later (1/8 of R6's poll gap, the quick
+//! poll's widest spacing, ≈ 108 ns: about one cross-CPU line transfer) and takes the lock only if
+//! it is still free; the same owner back counts as a poll of a batching owner. An owner that
+//! re-locks faster than a handover costs keeps its batch: with a lock around nothing (CS load 0)
+//! every poll saw the lock free in the owner's few-ns gap and the lock moved between the CPUs every
+//! 40–70 operations (14–27 handovers per kop against parking_lot's 4–6), at 0.4–0.6x parking_lot.
+//! Not where the lock's spins win after short waits ([`crate::spin`]'s statistics, as for "Long
+//! sections that end" below): there the owner leaves for longer than the wait (CS load 100 with
+//! outside load 100, where the ungated re-check cost 12–15%: the lock idled ≈ 108 ns longer at
+//! every handover). A/B on the Intel guest (one binary, the switch as a temporary environment
+//! variable; `scripts/ab-ratio.py 2 "base,on" -- matrix --locks
+//! kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32 --cs-load 0,1,100 --outside-load
+//! 0,10,100 --secs 0.25 --warmup 0.05`, kslock ÷ best peer, medians of two alternated runs):
 //!
 //! | cells | off → on |
 //! |---|---|
@@ -179,21 +178,21 @@
 //! outside work stay the open gap (README, known gaps): there the spins win after short
 //! waits, and the re-check would cost the outside-100 cells again.
 //!
-//! **Its bound** (session 29): the OSQ spinner re-checks only in the first half of its
-//! budget; after that it takes the lock at its next sight of it free. Unbounded, a spinner
-//! that kept deferring to a batching owner ran out of budget and queued (lock-events build,
-//! 96 threads, CS load 1, 1 s: 0.3 queueings and 0.40 voluntary switches per kop against 0.0
-//! and 0.01 without the re-check, spin budgets spent 2.3 vs 1.2 per kop), and the sleepers
-//! fell behind: max/min per-thread operations over 1 s at 32 / 96 threads went to 2.2–3.6 /
-//! 4.0–8.3 (session 28 and three runs here; `lockbench matrix --locks kslock-mutex --threads
-//! 32,96 --cs-load 1 --secs 1 --warmup 0.1`, three rounds alternating the switches in one
-//! binary). With the bound: 1.31 / 1.59 / 2.15 at 32 threads and 1.62 / 1.96 / 2.18 at 96,
-//! against 1.49 / 1.47 / 1.38 and 2.74 / 1.83 / 2.69 with the re-check off (the 96-thread
-//! cell is near the STARVED line either way: README, known gaps). Throughput with the bound
-//! against the re-check off, `scripts/ab-ratio.py` as above (two runs): the 27 cells 0.769 →
-//! 0.852, CS load 0 at 2 / 8 / 32 threads 0.46 / 0.41 / 0.44 → 0.83 / 0.74 / 0.78, the
-//! outside-load-10 cells unchanged (0.38–0.62 either way, noisy); the default matrix's mutex
-//! cells (`--threads 2,8,32,96 --cs-load 1,20,100`, with glibc, three runs, `--secs 0.4`)
+//! **Its bound** (session 29): the OSQ spinner re-checks only in the first half of its budget;
+//! after that it takes the lock at its next sight of it free. Unbounded, a spinner that kept
+//! deferring to a batching owner ran out of budget and queued (lock-events build, 96 threads, CS
+//! load 1, 1 s: 0.3 queueings and 0.40 voluntary switches per kop against 0.0 and 0.01 without the
+//! re-check, spin budgets spent 2.3 vs 1.2 per kop), and the sleepers fell behind: max/min
+//! per-thread operations over 1 s at 32 / 96 threads were 1.8–3.6 / 1.7–8.3, medians 2.4 / 4.8 (six
+//! runs in session 29, `lockbench matrix --locks kslock-mutex --threads 32,96 --cs-load 1 --secs 1
+//! --warmup 0.1`; session 28 measured 2.2 / 4.2). The bounded and off figures below are three
+//! rounds alternating the switches in one binary. With the bound: 1.31 / 1.59 / 2.15 at 32 threads
+//! and 1.62 / 1.96 / 2.18 at 96, against 1.49 / 1.47 / 1.38 and 2.74 / 1.83 / 2.69 with the
+//! re-check off (the 96-thread cell is near the STARVED line either way: README, known gaps).
+//! Throughput with the bound against the re-check off, `scripts/ab-ratio.py` as above (two runs):
+//! the 27 cells 0.769 → 0.852, CS load 0 at 2 / 8 / 32 threads 0.46 / 0.41 / 0.44 → 0.83 / 0.74 /
+//! 0.78, the outside-load-10 cells unchanged (0.38–0.62 either way, noisy); the default matrix's
+//! mutex cells (`--threads 2,8,32,96 --cs-load 1,20,100`, with glibc, three runs, `--secs 0.4`)
 //! 0.928 → 0.931, single cells within the runs' spread (0.46–1.45 between runs of a cell).
 //!
 //! **Long sections that end** (session 25; switch `KSLOCK_OFF=quick_poll_long`): where the
