@@ -170,13 +170,13 @@
 //! | CS load 1, no outside work, 8 / 32 threads | 0.85 / 0.85 → 0.91 / 0.90 |
 //! | CS load 100, no outside work, 2 / 8 threads | 1.32 / 0.99 → 1.18 / 1.20 |
 //! | CS load 100, outside load 100, 2 / 8 / 32 threads | 1.01 / 0.94 / 0.83 → 0.93 / 0.94 / 0.81 |
-//! | CS load 0 and 1, outside load 10 (the quick poll's single look misses the owner's short holds: `docs/mutex-tried.md`, session 30) | 0.43–0.53 → 0.43–0.48 |
+//! | CS load 0 and 1, outside load 10 (the quick poll wins there in the owner's short gaps: `docs/mutex-tried.md`, session 30) | 0.43–0.53 → 0.43–0.48 |
 //! | geo-mean of the 27 cells | 0.753 → 0.833 |
 //!
 //! Without the gate (36 cells, also CS load 20): 0.852 → 0.902, with CS load 100 / outside
 //! load 100 at 0.88 / 0.91 / 0.84 → 0.75 / 0.79 / 0.76. The cells with 2–10 pauses of
 //! outside work stay the open gap (README, known gaps): there the quick poll wins most slow
-//! paths, its one look missing the owner's short holds (session 30, `docs/mutex-tried.md`).
+//! paths in the owner's short gaps (session 30, `docs/mutex-tried.md`).
 //!
 //! **Its bound** (session 29): the OSQ spinner re-checks only in the first half of its budget;
 //! after that it takes the lock at its next sight of it free. Unbounded, a spinner that kept
