@@ -205,9 +205,11 @@ fn thread_tag() -> usize {
 impl Excl {
     #[inline(always)]
     pub fn write_enter(&self) -> Result<(), String> {
-        // A correct lock lets no one else in, so load + store suffices.
+        // A correct lock lets no one else in, so load + store suffices. Wrapping: under a
+        // broken lock a reader's exit can race this store and leave the count below 0
+        // (`u64::MAX`); that must be reported as the violation it is, not panic on overflow.
         let v = self.0.state.load(Relaxed);
-        self.0.state.store(v + EXCL_WRITER, Relaxed);
+        self.0.state.store(v.wrapping_add(EXCL_WRITER), Relaxed);
         if v != 0 {
             return Err(violation("writer entered", v));
         }
