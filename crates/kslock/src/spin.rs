@@ -490,16 +490,22 @@ impl<'a> Spin<'a> {
         core::ptr::eq(owner, self.me) || owner.cpu.load(Relaxed) != self.my_cpu
     }
 
+    /// Clock ticks since this spin started. (Reads the clock.)
+    #[inline]
+    fn elapsed_ticks(&self) -> u64 {
+        sys::ticks().wrapping_sub(self.start)
+    }
+
     /// Is this spin still in the first half of its budget? (Reads the clock.)
     #[inline]
     pub(crate) fn in_first_half(&self) -> bool {
-        sys::ticks().wrapping_sub(self.start) <= self.limit_ticks / 2
+        self.elapsed_ticks() <= self.limit_ticks / 2
     }
 
     /// R5: has this spin used up its budget? (Reads the clock.)
     #[inline]
     fn spent(&self) -> bool {
-        sys::ticks().wrapping_sub(self.start) > self.limit_ticks
+        self.elapsed_ticks() > self.limit_ticks
     }
 
     /// One step: pause, then R5 (and, every `CLOCK_EVERY` steps, refresh this CPU for R3).

@@ -145,9 +145,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                 if recheck && last_owned != 0 {
                     // Free right after an owner: does that owner take it straight back
                     // within about a line transfer?
-                    for _ in 0..quick_max_pauses {
-                        core::hint::spin_loop();
-                    }
+                    pause(quick_max_pauses);
                     let again = owner_of(self.owner.load(Relaxed));
                     if again == last_owned {
                         same += 1;
@@ -164,9 +162,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             } else if o & PICKUP != 0 || !owner_rec(owner).is_some_and(|r| !r.is_parked()) {
                 return false;
             }
-            for _ in 0..pauses {
-                core::hint::spin_loop();
-            }
+            pause(pauses);
             pauses = (pauses * 2).min(quick_max_pauses);
         }
         false
@@ -801,6 +797,14 @@ impl<P: MutexPolicy> RawMutex<P> {
                 }
             }
         }
+    }
+}
+
+/// `n` pauses: the quick poll's waits (it never runs under loom, so no model yield).
+#[inline]
+fn pause(n: u32) {
+    for _ in 0..n {
+        core::hint::spin_loop();
     }
 }
 
