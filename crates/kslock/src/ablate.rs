@@ -14,6 +14,7 @@
 //! | `poll_streak` | a spinner whose poll backoff reached the poll gap under one owner widens it up to 16 gaps while that owner holds the lock (off: the gap is the most) | [`crate::spin`] `Spin::step_on` |
 //! | `free_recheck` | a spinner that finds the mutex free looks again ≈ one line transfer later and takes it only if it is still free, unless the lock's spins win after short waits | [`crate::mutex`] `quick_poll`, `spin_on_owner` |
 //! | `recheck_bound` | the OSQ spinner re-checks only in the first half of its budget (off: for the whole budget) | [`crate::mutex`] `spin_on_owner` |
+//! | `quiet_checks` | a release whose turn check is due but finds nobody waiting doubles the releases between two checks, up to 16 (off: it keeps them) | [`crate::mutex`] `check_due` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
@@ -37,9 +38,10 @@ pub(crate) enum Mech {
     PollStreak = 1 << 12,
     FreeRecheck = 1 << 13,
     RecheckBound = 1 << 14,
+    QuietChecks = 1 << 15,
 }
 
-const NAMES: [(&str, Mech); 13] = [
+const NAMES: [(&str, Mech); 14] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -53,6 +55,7 @@ const NAMES: [(&str, Mech); 13] = [
     ("poll_streak", Mech::PollStreak),
     ("free_recheck", Mech::FreeRecheck),
     ("recheck_bound", Mech::RecheckBound),
+    ("quiet_checks", Mech::QuietChecks),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.
@@ -61,22 +64,37 @@ pub(crate) fn on(m: Mech) -> bool {
     off_mask() & m as u32 == 0
 }
 
+/// Bit 31 of [`MASK`]: `KSLOCK_OFF` was read.
 #[cfg(not(kslock_loom))]
+const READ: u32 = 1 << 31;
+/// The switches that are off, and [`READ`].
+#[cfg(not(kslock_loom))]
+static MASK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// The mask: one load where it was read already (inline, no call: a call through the GOT costs
+/// 2–5 ns on the development VM, whose kernel runs with IBRS), else [`read_mask`].
+#[cfg(not(kslock_loom))]
+#[inline]
 fn off_mask() -> u32 {
-    use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
-    /// Bit 31 = read.
-    const READ: u32 = 1 << 31;
-    static MASK: AtomicU32 = AtomicU32::new(0);
-    let m = MASK.load(Relaxed);
+    let m = MASK.load(core::sync::atomic::Ordering::Relaxed);
     if m & READ != 0 {
         return m;
     }
+    read_mask()
+}
+
+/// Reads `KSLOCK_OFF` into [`MASK`] (once per process, or a few times if threads race: each
+/// stores the same value).
+#[cfg(not(kslock_loom))]
+#[cold]
+#[inline(never)]
+fn read_mask() -> u32 {
     let off = std::env::var("KSLOCK_OFF").unwrap_or_default();
     let m = off
         .split(',')
         .filter_map(|n| NAMES.iter().find(|(k, _)| *k == n.trim()))
         .fold(READ, |a, (_, mech)| a | *mech as u32);
-    MASK.store(m, Relaxed);
+    MASK.store(m, core::sync::atomic::Ordering::Relaxed);
     m
 }
 

@@ -241,7 +241,8 @@
 //! nothing in the lock ended. The yield lets such a head run and ask for its handover; with
 //! nobody else runnable on the CPU it returns at once (≈ 0.5 µs a millisecond). Cost on the
 //! fast path: a thread-local countdown at every release; at every `every`-th release (the
-//! turn's checks, module doc of `turn`, about every 2 µs) one load of the wait list's word and,
+//! turn's checks, module doc of `turn`, about every 2 µs while anyone waits, every 16th release
+//! otherwise) one load of the wait list's word and,
 //! when someone waits, a clock read (the order matters: "One transfer per unlock" below). The
 //! running time restarts at every kslock futex wait of the thread and after each such yield.
 //!
@@ -280,6 +281,25 @@
 //! geo-mean of the 12 cells 1.005 → 1.028; with `--outside-load 0,10` (24 cells, four runs
 //! each) 1.035 → 1.058. Uncontended (`--threads 1 --cs-load 0`, five runs each): kslock ÷
 //! parking_lot 0.72–1.00 after, 0.74–1.20 before.
+//!
+//! **The countdown's own cost** (session 31). Uncontended, the countdown and the list's word
+//! were the only instructions of the unlock that parking_lot's has not: 14% of a 1-thread CS
+//! load 1 loop's samples (`perf record -e cpu-clock` over `taskset -c 1 lockbench matrix
+//! --locks kslock-mutex --threads 1 --cs-load 1 --secs 2`), because a check found nobody
+//! waiting at every release (`every` stayed 1 without waiters, no clock read adapting it).
+//! Now a due check that finds nobody waiting doubles `every` up to 16 (`turn::quiet`, switch
+//! `KSLOCK_OFF=quiet_checks`), and the countdown is one 32-bit load and store with the
+//! restart inlined (it was a 64-bit word split in halves, and the ablation mask and the
+//! restart were calls, each through the GOT: 2–5 ns a call on this VM, whose kernel runs with
+//! IBRS). `taskset -c 1 lockbench matrix --locks kslock-mutex,parking-lot-mutex --threads 1
+//! --cs-load 0,1 --secs 0.3 --warmup 0.05 --repeat 3`, binaries alternated, four runs each,
+//! kslock ÷ parking_lot: CS load 0 0.88–0.92 → 0.96–1.01 (≈ 49.7k → 54.9k kops/s), CS load 1
+//! 0.82–0.88 → 0.87–0.89; in the new binary, quiet checks off: CS load 0 0.98 either way, CS
+//! load 1 0.80–0.81 against 0.86–0.94 on. The contended default cells (`scripts/ab-ratio.py 4
+//! "base@OLD,new@NEW" -- matrix --locks kslock-mutex,parking-lot-mutex --threads 2,8,32,96
+//! --cs-load 1,20,100 --secs 0.3 --warmup 0.05`): geo-mean 0.976 → 0.986, CS load 1 at 32 / 96
+//! threads 0.82 / 0.81 → 0.84 / 0.86, the others within the runs' spread. A waiter that queues
+//! behind an owner of an otherwise quiet lock is seen at most 16 releases later.
 //!
 //! # No lost wakeup
 //!
@@ -573,7 +593,18 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// transfer per unlock").
     #[inline]
     fn check_due(&self) -> bool {
-        turn::due_now() && !self.list.is_empty()
+        turn::due_now() && self.waiters_at_check()
+    }
+
+    /// At a due check: does anyone wait? If not, the check found a quiet lock, and the next one
+    /// comes later (`turn::quiet`).
+    #[inline]
+    fn waiters_at_check(&self) -> bool {
+        if self.list.is_empty() {
+            turn::quiet();
+            return false;
+        }
+        true
     }
 
     /// The release itself: the CAS to 0, or the slow path when it fails (flags set) or for a

@@ -11,7 +11,9 @@
 //! thread-local countdown) it loads the wait list's word and, if anyone waits, reads the clock
 //! and decides ([`verdict`]).
 //! `every` adapts so that the checks come about [`CHECK_NS`] apart whatever the section length
-//! (one clock read, ≈ 23 ns, per ≈ 2 µs: ≈ 1% at the shortest sections).
+//! (one clock read, ≈ 23 ns, per ≈ 2 µs: ≈ 1% at the shortest sections); a check that finds
+//! nobody waiting doubles it, up to [`EVERY_QUIET`] ([`quiet`]; mutex module doc, "One transfer
+//! per unlock", for its measurement).
 //!
 //! The successor sleeps on its window's timer and then waits awake for the handover, polling its
 //! own wait node, away from the lock's cache line. At the end of the turn the owner hands over
@@ -150,6 +152,19 @@ pub(super) fn due_now() -> bool {
     crate::thread::count_run_check()
 }
 
+/// Largest `every` that due checks finding nobody waiting grow it to ([`quiet`]).
+const EVERY_QUIET: u32 = 16;
+
+/// A due check found nobody waiting: the releases between two checks double, up to
+/// [`EVERY_QUIET`], so that an uncontended thread loads the wait list's word at one release in
+/// 16. (No clock read here: the clock-driven `verdict` adapts them while anyone waits.)
+#[inline]
+pub(super) fn quiet() {
+    if crate::ablate::on(crate::ablate::Mech::QuietChecks) {
+        crate::thread::adapt_run_checks(0, CHECK_NS, EVERY_QUIET);
+    }
+}
+
 /// The check itself (module doc): hand over, yield, or release.
 #[cold]
 #[inline(never)]
@@ -217,5 +232,30 @@ mod tests {
         // No turn at all (end 0) is recorded as none.
         begin(me, lock, Turn::default());
         assert_eq!(me.turn().0, 0);
+    }
+
+    #[test]
+    fn checks_that_find_nobody_waiting_come_16_releases_apart() {
+        // A fresh thread's releases of uncontended mutexes: every due check finds nobody
+        // waiting (`check_due` then calls `quiet`), and the checks double their spacing.
+        std::thread::spawn(|| {
+            let due_at: Vec<usize> = (0..100)
+                .filter(|_| {
+                    let due = due_now();
+                    if due {
+                        quiet();
+                    }
+                    due
+                })
+                .collect();
+            let gaps: Vec<usize> = due_at.windows(2).map(|w| w[1] - w[0]).collect();
+            assert_eq!(gaps[..6], [1, 2, 4, 8, 16, 16], "{due_at:?}");
+            assert!(
+                gaps.iter().all(|g| *g <= EVERY_QUIET as usize),
+                "{due_at:?}"
+            );
+        })
+        .join()
+        .unwrap();
     }
 }

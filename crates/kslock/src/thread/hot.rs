@@ -37,8 +37,10 @@ pub(super) struct Me {
 }
 
 // The block's layout (24 bytes, all-zero at thread start): the record pointer at 0, the owner
-// word at 8, the countdown at 16 (releases left in the low half, releases between two checks in
-// the high half; 0 in either reads as 1).
+// word at 8, the countdown at 16 (u32: releases left before the next check) and 20 (u32:
+// releases between two checks); 0 in either reads as 1. The countdown's halves are only ever
+// read and written 32 bits wide: a 64-bit load right after a 32-bit store to half of it cannot
+// take the value from the store buffer and waits for the store to retire.
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod imp {
@@ -58,18 +60,20 @@ mod imp {
         options(att_syntax),
     );
 
-    /// Loads the word at byte `$off` of this thread's block: the block's offset from the
+    /// Loads the word of type `$ty` (`u64` / `u32`: `$mov` = `movq` / `movl`, operand modifier
+    /// `$m` = `r` / `e`) at byte `$off` of this thread's block: the block's offset from the
     /// thread pointer (from the GOT, initial-exec; a constant in an executable), then one
     /// `%fs`-relative load.
     macro_rules! load {
-        ($off:literal) => {{
-            let v: u64;
+        ($ty:ty, $mov:literal, $m:literal, $off:literal) => {{
+            let v: $ty;
             // SAFETY: reads this thread's own block, which exists (static TLS) from the thread's
             // start to its end, and the GOT; no stack, no writes.
             unsafe {
                 core::arch::asm!(
-                    "movq kslock_hot_v0_1@GOTTPOFF(%rip), {v}",
-                    concat!("movq %fs:", $off, "({v}), {v}"),
+                    "movq kslock_hot_v0_1@GOTTPOFF(%rip), {p}",
+                    concat!($mov, " %fs:", $off, "({p}), {v:", $m, "}"),
+                    p = out(reg) _,
                     v = out(reg) v,
                     options(att_syntax, pure, readonly, nostack, preserves_flags),
                 );
@@ -78,16 +82,17 @@ mod imp {
         }};
     }
 
-    /// Stores `$val` (a `u64`) at byte `$off` of this thread's block.
+    /// Stores `$val` (see `load!` for the other arguments) at byte `$off` of this thread's
+    /// block.
     macro_rules! store {
-        ($off:literal, $val:expr) => {{
-            let v: u64 = $val;
+        ($ty:ty, $mov:literal, $m:literal, $off:literal, $val:expr) => {{
+            let v: $ty = $val;
             // SAFETY: writes this thread's own block (see `load!`); nothing else lives there,
             // and only this thread reaches it.
             unsafe {
                 core::arch::asm!(
                     "movq kslock_hot_v0_1@GOTTPOFF(%rip), {p}",
-                    concat!("movq {v}, %fs:", $off, "({p})"),
+                    concat!($mov, " {v:", $m, "}, %fs:", $off, "({p})"),
                     p = out(reg) _,
                     v = in(reg) v,
                     options(att_syntax, nostack, preserves_flags),
@@ -98,24 +103,39 @@ mod imp {
 
     #[inline(always)]
     pub(super) fn rec() -> u64 {
-        load!("0")
+        load!(u64, "movq", "r", "0")
     }
     #[inline(always)]
     pub(super) fn word() -> u64 {
-        load!("8")
-    }
-    #[inline(always)]
-    pub(super) fn checks() -> u64 {
-        load!("16")
+        load!(u64, "movq", "r", "8")
     }
     #[inline(always)]
     pub(super) fn set_me(rec: u64, word: u64) {
-        store!("0", rec);
-        store!("8", word);
+        store!(u64, "movq", "r", "0", rec);
+        store!(u64, "movq", "r", "8", word);
     }
     #[inline(always)]
-    pub(super) fn set_checks(c: u64) {
-        store!("16", c)
+    pub(super) fn left() -> u32 {
+        load!(u32, "movl", "e", "16")
+    }
+    #[inline(always)]
+    pub(super) fn every() -> u32 {
+        load!(u32, "movl", "e", "20")
+    }
+    #[inline(always)]
+    pub(super) fn set_left(v: u32) {
+        store!(u32, "movl", "e", "16", v)
+    }
+    #[inline(always)]
+    pub(super) fn set_every(v: u32) {
+        store!(u32, "movl", "e", "20", v)
+    }
+    /// Counts down by one; `true` when the countdown was 0 or 1.
+    #[inline(always)]
+    pub(super) fn count_down() -> bool {
+        let left = left();
+        set_left(left.wrapping_sub(1));
+        left <= 1
     }
 }
 
@@ -124,33 +144,50 @@ mod imp {
     use core::cell::Cell;
 
     std::thread_local! {
-        /// The block's three words (module doc of `super`); no destructor, so `with` never
-        /// fails.
-        static HOT: [Cell<u64>; 3] = const { [const { Cell::new(0) }; 3] };
+        /// The block's words (module doc of `super`): record and owner word, then the
+        /// countdown's two halves; no destructor, so `with` never fails.
+        static HOT: ([Cell<u64>; 2], [Cell<u32>; 2]) =
+            const { ([const { Cell::new(0) }; 2], [const { Cell::new(0) }; 2]) };
     }
 
     #[inline(always)]
     pub(super) fn rec() -> u64 {
-        HOT.with(|h| h[0].get())
+        HOT.with(|h| h.0[0].get())
     }
     #[inline(always)]
     pub(super) fn word() -> u64 {
-        HOT.with(|h| h[1].get())
-    }
-    #[inline(always)]
-    pub(super) fn checks() -> u64 {
-        HOT.with(|h| h[2].get())
+        HOT.with(|h| h.0[1].get())
     }
     #[inline(always)]
     pub(super) fn set_me(rec: u64, word: u64) {
         HOT.with(|h| {
-            h[0].set(rec);
-            h[1].set(word);
+            h.0[0].set(rec);
+            h.0[1].set(word);
         })
     }
     #[inline(always)]
-    pub(super) fn set_checks(c: u64) {
-        HOT.with(|h| h[2].set(c))
+    pub(super) fn left() -> u32 {
+        HOT.with(|h| h.1[0].get())
+    }
+    #[inline(always)]
+    pub(super) fn every() -> u32 {
+        HOT.with(|h| h.1[1].get())
+    }
+    #[inline(always)]
+    pub(super) fn set_left(v: u32) {
+        HOT.with(|h| h.1[0].set(v))
+    }
+    #[inline(always)]
+    pub(super) fn set_every(v: u32) {
+        HOT.with(|h| h.1[1].set(v))
+    }
+    #[inline(always)]
+    pub(super) fn count_down() -> bool {
+        HOT.with(|h| {
+            let left = h.1[0].get();
+            h.1[0].set(left.wrapping_sub(1));
+            left <= 1
+        })
     }
 }
 
@@ -179,14 +216,27 @@ pub(super) fn set_me(m: Me) {
 /// each at least 1.
 #[inline(always)]
 pub(super) fn checks() -> (u32, u32) {
-    let c = imp::checks();
-    ((c as u32).max(1), ((c >> 32) as u32).max(1))
+    (imp::left().max(1), every())
+}
+
+/// Releases between two checks (at least 1).
+#[inline(always)]
+pub(super) fn every() -> u32 {
+    imp::every().max(1)
+}
+
+/// Counts one release down: `true` when the countdown ran out (it was 1, or 0 = never set);
+/// the caller then restarts it with [`set_checks`]. One 32-bit load and store, no call.
+#[inline(always)]
+pub(super) fn count_down() -> bool {
+    imp::count_down()
 }
 
 /// Sets the release countdown.
 #[inline(always)]
 pub(super) fn set_checks(left: u32, every: u32) {
-    imp::set_checks(u64::from(every) << 32 | u64::from(left))
+    imp::set_left(left);
+    imp::set_every(every);
 }
 
 #[cfg(test)]
@@ -197,7 +247,12 @@ mod tests {
     fn each_thread_starts_zeroed_and_keeps_its_own_words() {
         set_checks(7, 9);
         let other = std::thread::spawn(|| {
-            let fresh = (imp::rec(), imp::word(), imp::checks(), checks());
+            let fresh = (
+                imp::rec(),
+                imp::word(),
+                (imp::left(), imp::every()),
+                checks(),
+            );
             set_checks(1, 2);
             set_me(Me {
                 rec: core::ptr::null(),
@@ -207,7 +262,21 @@ mod tests {
         })
         .join()
         .unwrap();
-        assert_eq!(other, ((0, 0, 0, (1, 1)), 5));
+        assert_eq!(other, ((0, 0, (0, 0), (1, 1)), 5));
         assert_eq!(checks(), (7, 9));
+    }
+
+    #[test]
+    fn the_countdown_runs_out_at_one_and_at_never_set() {
+        let never_set = std::thread::spawn(count_down).join().unwrap();
+        assert!(never_set, "a fresh thread's first release is a check");
+        set_checks(3, 3);
+        let due: Vec<bool> = (0..3).map(|_| count_down()).collect();
+        assert_eq!(due, [false, false, true]);
+        assert_eq!(
+            checks(),
+            (1, 3),
+            "0 reads as 1 until the caller restarts it"
+        );
     }
 }

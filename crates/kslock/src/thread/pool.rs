@@ -125,20 +125,19 @@ thread_local! {
 /// Counts one mutex release by the calling thread; `true` at every `every`-th (`every` set by
 /// [`adapt_run_checks`]): the owner's check is due there if the mutex has waiters (module doc
 /// of `crate::mutex::turn`).
-#[inline]
+#[inline(always)]
 pub(crate) fn count_run_check() -> bool {
-    let (left, every) = hot::checks();
-    if left == 1 {
-        hot::set_checks(every, every);
-        true
-    } else {
-        hot::set_checks(left - 1, every);
-        false
+    if !hot::count_down() {
+        return false;
     }
+    let every = hot::every();
+    hot::set_checks(every, every);
+    true
 }
 
 /// After a clock check that came `since_ns` after the previous one: doubles or halves the
 /// releases between two checks so that they come about `target_ns` apart (1 ..= `max`).
+#[inline]
 pub(crate) fn adapt_run_checks(since_ns: u64, target_ns: u64, max: u32) {
     let (left, every) = hot::checks();
     let every = if since_ns < target_ns / 2 {
