@@ -130,13 +130,6 @@ mod imp {
     pub(super) fn set_every(v: u32) {
         store!(u32, "movl", "e", "20", v)
     }
-    /// Counts down by one; `true` when the countdown was 0 or 1.
-    #[inline(always)]
-    pub(super) fn count_down() -> bool {
-        let left = left();
-        set_left(left.wrapping_sub(1));
-        left <= 1
-    }
 }
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu")))]
@@ -181,14 +174,6 @@ mod imp {
     pub(super) fn set_every(v: u32) {
         HOT.with(|h| h.1[1].set(v))
     }
-    #[inline(always)]
-    pub(super) fn count_down() -> bool {
-        HOT.with(|h| {
-            let left = h.1[0].get();
-            h.1[0].set(left.wrapping_sub(1));
-            left <= 1
-        })
-    }
 }
 
 /// The calling thread's record and owner word (null / 0 before it registered).
@@ -226,10 +211,18 @@ pub(super) fn every() -> u32 {
 }
 
 /// Counts one release down: `true` when the countdown ran out (it was 1, or 0 = never set);
-/// the caller then restarts it with [`set_checks`]. One 32-bit load and store, no call.
+/// the caller then restarts it with [`set_left`]. One 32-bit load and store, no call.
 #[inline(always)]
 pub(super) fn count_down() -> bool {
-    imp::count_down()
+    let left = imp::left();
+    imp::set_left(left.wrapping_sub(1));
+    left <= 1
+}
+
+/// Restarts the release countdown at `left` releases, keeping the releases between checks.
+#[inline(always)]
+pub(super) fn set_left(left: u32) {
+    imp::set_left(left);
 }
 
 /// Sets the release countdown.

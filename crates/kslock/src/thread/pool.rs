@@ -130,8 +130,7 @@ pub(crate) fn count_run_check() -> bool {
     if !hot::count_down() {
         return false;
     }
-    let every = hot::every();
-    hot::set_checks(every, every);
+    hot::set_left(hot::every());
     true
 }
 
