@@ -71,6 +71,19 @@ events! {
     mutex_succ_granted,
     /// A turn's successor stopped waiting awake: the owner sleeps or last ran on its CPU.
     mutex_succ_owner_off,
+    /// A turn check (≈ every 2 µs of holding while anyone waits) found the owner inside its
+    /// turn. This and the four below sample where a contended mutex's holding time goes
+    /// (module doc of `crate::mutex::turn`, "Where the holding time goes").
+    mutex_hold_turn,
+    /// A turn check found the owner past its turn's end, its successor not yet awake.
+    mutex_hold_turn_over,
+    /// A turn check found an owner without a turn that last took a mutex in the slow path
+    /// before queueing (first try, quick poll, spin, pre-queue yield).
+    mutex_hold_barged,
+    /// A turn check found an owner without a turn that last took a mutex from its queue.
+    mutex_hold_from_queue,
+    /// A turn check found an owner without a turn that never took a mutex in the slow path.
+    mutex_hold_fast,
     /// Waiters already queued when a mutex locker queued (sum: ÷ mutex_queued = mean length).
     mutex_queued_behind,
     /// A wait_lock contender slept on it (spin budget spent).

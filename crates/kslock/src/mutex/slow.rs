@@ -256,6 +256,8 @@ impl<P: MutexPolicy> RawMutex<P> {
     ) -> bool {
         chaos::point(Site::MutexContended);
         count(Event::mutex_lock_slow);
+        // Until it queues, an acquisition here passes the queue (lock events only).
+        turn::entered(turn::Entry::Barged);
         if cfg!(feature = "lock-events") {
             let (lock, t) = me.turn();
             if lock == self.addr() && sys::now_ns() < t.end {
@@ -324,6 +326,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
         // SAFETY: wait_lock held; `w` stays in `slot` until `wait_in_queue` unlinks it.
         unsafe { self.list.push_back(w) };
+        turn::entered(turn::Entry::FromQueue);
         // SAFETY: `w` is linked and the wait_lock is held.
         unsafe { self.wait_in_queue(me, w, deadline) }
     }

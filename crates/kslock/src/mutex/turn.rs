@@ -110,6 +110,36 @@
 //! found. The p99.9 wait did not fall. With a 20 µs window minimum the queueings reached
 //! 10.6–10.8k and max/min per-thread ops went to 9–17. None of the variants was adopted.
 
+//!
+//! # Where the holding time goes
+//!
+//! With lock events (feature `lock-events`) every check while anyone waits also counts where
+//! the owner is: inside its turn (`mutex_hold_turn`), past its turn's end with its successor
+//! still asleep (`mutex_hold_turn_over`), or without a turn, by how it last took a mutex in
+//! the slow path: before queueing (`mutex_hold_barged`), from the queue
+//! (`mutex_hold_from_queue`), never (`mutex_hold_fast`). The checks come about [`CHECK_NS`]
+//! apart in holding time (at CS load 100, ≈ 3.3 µs a section, at every release), so the counts
+//! split the holding time. Session 32, the AMD EPYC guest, `lockbench matrix --locks
+//! kslock-mutex --threads 8,32,96 --cs-load 1,20,100 --secs 1 --warmup 0.1`, per kop (turn /
+//! past the end / from the queue / barged):
+//!
+//! | cell | split | queueings |
+//! |---|---|---|
+//! | CS load 100, 8 threads | 671 / 95 / 206 / 25 | 4.8 |
+//! | CS load 100, 32 / 96 threads | 381 / 327 / 188 / 92 and 356 / 325 / 200 / 107 | 19.2 / 20.3 |
+//! | CS load 20, 32 / 96 threads | 149 / 126 / 73 / 23 and 149 / 130 / 62 / 29 (of ≈ 370 checks) | 4.4 / 4.8 |
+//! | CS load 1, 8 / 32 / 96 threads | 11.1 / 1.3 / 2.3 / 8.7, 4.1 / 2.4 / 4.4 / 12.5 and 4.4 / 3.0 / 5.6 / 10.1 (of ≈ 23 checks, one per ≈ 50 sections) | 0.1–0.2 |
+//!
+//! At 32–96 threads a turn runs as long past its end as inside it: the successor sleeps on its
+//! window's timer (slack 50 µs) and wakes 50–100 µs after the end in 80–85% of the turns. A
+//! fifth of the holding goes to heads that took the lock from the queue without a turn, a tenth
+//! to lockers that never queued (at CS load 1, where almost nobody queues, 40–55%). A waiter's wait is about 96 of these visits (Little's law:
+//! 93 queued, ≈ 6.5k queueings a second, p99.9 14.7–16.8 ms). A successor timer set 50 µs early
+//! (a scratch switch; it then waited awake for the rest) halved the time past the end (365 → 186
+//! per kop at CS load 100, 146 → 76 at CS load 20), but heads from the queue held longer (233 →
+//! 355), and queueings rose only 8–10% (22.4 → 24.1, 4.7 → 5.2 per kop), within the spread of
+//! the 1 s p99.9 (`docs/mutex-tried.md`, session 32).
+
 use crate::fairness;
 use crate::sys;
 use crate::thread::{by_id, ThreadRec, Turn};
@@ -165,6 +195,44 @@ pub(super) fn quiet() {
     }
 }
 
+/// How the calling thread last took a mutex in the slow path, for the holding-time samples of
+/// the lock events (module doc, "Where the holding time goes"). Not kept without the feature.
+#[derive(Clone, Copy)]
+pub(super) enum Entry {
+    /// Before queueing: the first try, the quick poll, a spin, a pre-queue yield.
+    Barged = 1,
+    /// From the wait queue (a handover, or a head that took the lock).
+    FromQueue = 2,
+}
+
+#[cfg(feature = "lock-events")]
+std::thread_local! {
+    /// The calling thread's last [`Entry`] (0: none yet).
+    static ENTRY: core::cell::Cell<u8> = const { core::cell::Cell::new(0) };
+}
+
+/// Records how the calling thread took a mutex in the slow path (lock events only).
+#[inline]
+pub(super) fn entered(how: Entry) {
+    #[cfg(feature = "lock-events")]
+    ENTRY.with(|e| e.set(how as u8));
+    #[cfg(not(feature = "lock-events"))]
+    let _ = how;
+}
+
+/// Counts one holding-time sample at a turn check by an owner without a turn (lock events).
+fn sample_hold_without_turn() {
+    #[cfg(feature = "lock-events")]
+    {
+        use crate::events::Event;
+        crate::events::count(match ENTRY.with(|e| e.get()) {
+            1 => Event::mutex_hold_barged,
+            2 => Event::mutex_hold_from_queue,
+            _ => Event::mutex_hold_fast,
+        });
+    }
+}
+
 /// The check itself (module doc): hand over, yield, or release.
 #[cold]
 #[inline(never)]
@@ -174,10 +242,12 @@ pub(super) fn verdict(me: &ThreadRec, lock: usize) -> Verdict {
     let (turn_lock, t) = me.turn();
     if turn_lock == lock {
         if now < t.end {
+            crate::events::count(crate::events::Event::mutex_hold_turn);
             return Verdict::Release;
         }
         let over = now.saturating_sub(t.end);
         if t.succ != 0 && by_id(t.succ).is_parked() && over < SUCCESSOR_WAIT_NS {
+            crate::events::count(crate::events::Event::mutex_hold_turn_over);
             if over >= YIELD_AFTER_NS && me.turn_yield_once() {
                 crate::events::count(crate::events::Event::mutex_turn_yield);
                 return Verdict::Yield;
@@ -187,6 +257,7 @@ pub(super) fn verdict(me: &ThreadRec, lock: usize) -> Verdict {
         me.set_turn(0, Turn::default());
         return Verdict::HandOff;
     }
+    sample_hold_without_turn();
     if !crate::ablate::on(crate::ablate::Mech::RunLimit) {
         return Verdict::Release;
     }
