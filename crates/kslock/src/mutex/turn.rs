@@ -109,7 +109,6 @@
 //! rose only to 7.2–9.2k: turns replaced the other ways out of the queue, whose cause was not
 //! found. The p99.9 wait did not fall. With a 20 µs window minimum the queueings reached
 //! 10.6–10.8k and max/min per-thread ops went to 9–17. None of the variants was adopted.
-
 //!
 //! # Where the holding time goes
 //!
@@ -131,14 +130,15 @@
 //! | CS load 1, 8 / 32 / 96 threads | 11.1 / 1.3 / 2.3 / 8.7, 4.1 / 2.4 / 4.4 / 12.5 and 4.4 / 3.0 / 5.6 / 10.1 (of ≈ 23 checks, one per ≈ 50 sections) | 0.1–0.2 |
 //!
 //! At 32–96 threads a turn runs as long past its end as inside it: the successor sleeps on its
-//! window's timer (slack 50 µs) and wakes 50–100 µs after the end in 80–85% of the turns. A
-//! fifth of the holding goes to heads that took the lock from the queue without a turn, a tenth
-//! to lockers that never queued (at CS load 1, where almost nobody queues, 40–55%). A waiter's wait is about 96 of these visits (Little's law:
-//! 93 queued, ≈ 6.5k queueings a second, p99.9 14.7–16.8 ms). A successor timer set 50 µs early
-//! (a scratch switch; it then waited awake for the rest) halved the time past the end (365 → 186
-//! per kop at CS load 100, 146 → 76 at CS load 20), but heads from the queue held longer (233 →
-//! 355), and queueings rose only 8–10% (22.4 → 24.1, 4.7 → 5.2 per kop), within the spread of
-//! the 1 s p99.9 (`docs/mutex-tried.md`, session 32).
+//! window's timer (slack 50 µs), and in 80–85% of the turns the handover came 50–100 µs after
+//! the end. A fifth of the holding goes to heads that took the lock from the queue without a
+//! turn, a tenth to lockers that never queued (40–55% at CS load 1, where almost nobody
+//! queues). A queued waiter waits for about one such visit by each of the others (Little's
+//! law: 93 queued, ≈ 6.5k queueings a second, p99.9 14.7–16.8 ms). A successor timer set 50 µs
+//! early (a scratch switch; it then waited awake for the rest) halved the time past the end (365
+//! → 186 per kop at CS load 100, 146 → 76 at CS load 20), but heads from the queue held longer
+//! (233 → 355), and queueings rose only 8–10% (22.4 → 24.1, 4.7 → 5.2 per kop), within the
+//! spread of the 1 s p99.9 (`docs/mutex-tried.md`, session 32).
 
 use crate::fairness;
 use crate::sys;
