@@ -535,6 +535,7 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         let mut hist = Histogram::default();
         let mut events = 0;
         let mut panicked = false;
+        let mut usages = Vec::with_capacity(n);
         for (h, (a, b)) in handles.into_iter().zip(c0.iter().zip(&c1)) {
             // Join every worker (an unjoined panicked one would make the scope
             // panic), then report the first failure.
@@ -544,6 +545,7 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
             };
             hist.merge(&out.hist);
             m.usage.add(out.usage);
+            usages.push(out.usage);
             events += out.events;
             let (dr, dw) = (b.0 - a.0, b.1 - a.1);
             m.reads += dr;
@@ -555,6 +557,15 @@ pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         }
         if std::env::var("LOCKBENCH_DUMP_THREADS").is_ok() {
             eprintln!("per-thread ops: {:?}", m.per_thread);
+            // CPU time from the worker's start of measuring to its stop (the window plus the
+            // stop's grace), and its switches: is a spread in operations one of CPU time?
+            let cpu_ms: Vec<f64> = usages
+                .iter()
+                .map(|u| (u.cpu_ns as f64 / 1e5).round() / 10.0)
+                .collect();
+            eprintln!("per-thread CPU ms: {cpu_ms:?}");
+            let sw: Vec<(u64, u64)> = usages.iter().map(|u| (u.vcsw, u.ivcsw)).collect();
+            eprintln!("per-thread (voluntary, involuntary) switches: {sw:?}");
             eprintln!(
                 "c0[0..3] {:?} c1[0..3] {:?}",
                 &c0[..3.min(c0.len())],
