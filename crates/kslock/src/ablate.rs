@@ -14,7 +14,8 @@
 //! | `poll_streak` | a spinner whose poll backoff reached the poll gap under one owner widens it up to 16 gaps while that owner holds the lock (off: the gap is the most) | [`crate::spin`] `Spin::step_on` |
 //! | `free_recheck` | a spinner that finds the mutex free looks again ≈ one line transfer later and takes it only if it is still free, unless the lock's spins win after short waits | [`crate::mutex`] `quick_poll`, `spin_on_owner` |
 //! | `recheck_bound` | the OSQ spinner re-checks only in the first half of its budget (off: for the whole budget) | [`crate::mutex`] `spin_on_owner` |
-//! | `quiet_checks` | a release whose turn check is due but finds nobody waiting doubles the releases between two checks, up to 16 (off: it keeps them) | [`crate::mutex`] `check_due` |
+//! | `quiet_checks` | a release whose turn check is due but finds nobody waiting doubles the releases between two checks, up to 16 (off: it keeps them) | [`crate::mutex`] `waiters_at_check` |
+//! | `rotation_yield` | a thread that contends for a mutex yields after its next release, at most once per 5 spin caps (off: never) | [`crate::mutex`] `rotate` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
@@ -39,9 +40,10 @@ pub(crate) enum Mech {
     FreeRecheck = 1 << 13,
     RecheckBound = 1 << 14,
     QuietChecks = 1 << 15,
+    RotationYield = 1 << 16,
 }
 
-const NAMES: [(&str, Mech); 14] = [
+const NAMES: [(&str, Mech); 15] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -56,6 +58,7 @@ const NAMES: [(&str, Mech); 14] = [
     ("free_recheck", Mech::FreeRecheck),
     ("recheck_bound", Mech::RecheckBound),
     ("quiet_checks", Mech::QuietChecks),
+    ("rotation_yield", Mech::RotationYield),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

@@ -57,6 +57,8 @@ events! {
     mutex_quick_acquired,
     /// Run-limit yields (a thread that released mutexes with waiters for a window maximum).
     mutex_run_yield,
+    /// Rotation yields owed (a contending thread, at most once per interval; `mutex::rotate`).
+    mutex_rotation_owed,
     /// A mutex owner's turn ended at one of its releases: it handed the lock over.
     mutex_turn_end,
     /// A turn's owner yielded once for a successor that still slept past the turn's end.

@@ -246,6 +246,8 @@ impl<P: MutexPolicy> RawMutex<P> {
         count(Event::mutex_lock_slow);
         // Until it queues, an acquisition here passes the queue (lock events only).
         turn::entered(turn::Entry::Barged);
+        // A contending thread owes a rotation yield now and then (module doc of `rotate`).
+        super::rotate::arm();
         if cfg!(feature = "lock-events") {
             let (lock, t) = me.turn();
             if lock == self.addr() && sys::now_ns() < t.end {

@@ -308,7 +308,7 @@ mod tests {
     #[test]
     fn checks_that_find_nobody_waiting_come_16_releases_apart() {
         // A fresh thread's releases of uncontended mutexes: every due check finds nobody
-        // waiting (`check_due` then calls `quiet`), and the checks double their spacing.
+        // waiting (`waiters_at_check` then calls `quiet`), and the checks double their spacing.
         std::thread::spawn(|| {
             let due_at: Vec<usize> = (0..100)
                 .filter(|_| {

@@ -63,8 +63,8 @@ mod hot;
 mod pool;
 #[cfg(not(kslock_loom))]
 pub(crate) use pool::{
-    adapt_run_checks, by_id, count_run_check, current, current_word, forked, is_dead,
-    records_created, slow_enter, try_by_id,
+    adapt_run_checks, by_id, check_next_release, count_run_check, current, current_word, forked,
+    is_dead, records_created, slow_enter, try_by_id,
 };
 
 #[cfg(kslock_loom)]
