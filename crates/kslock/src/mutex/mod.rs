@@ -267,9 +267,12 @@
 //! A thread that enters the slow path owes a yield right after its next release, at most once
 //! per 5 spin caps (≈ 200 µs here; module doc of `rotate`, switch `KSLOCK_OFF=rotation_yield`):
 //! with more threads than CPUs and nobody asleep, a thread's operations are its share of CPU
-//! time, which the scheduler splits unevenly unless the threads leave their CPUs often. At 96
-//! threads with work outside the lock the yield took max/min per-thread operations from 4.3–34
-//! to 2.0–3.4 and the p99.9 wait from 6–31 ms to 0–9 ms over 0.4 s, at the same throughput.
+//! time, which the scheduler splits unevenly unless the threads leave their CPUs often. A
+//! yield before queueing, or queueing, counts as the thread's rotation. At 96 threads with
+//! work outside the lock the yield took max/min per-thread operations from 7.8–38 to 2.1–4.1
+//! over 0.4 s (2.9–6.1 to 1.9–2.0 over 1 s) and the p99.9 wait from 19–59 ms to 0–8 ms (19–33
+//! ms to 0–14 ms over 1 s), at the same or higher throughput.
+//!
 //! The release fast path is unchanged: the owed yield sets the release countdown to the next
 //! release, whose check path looks at it first (one thread-local read per check).
 //!

@@ -33,8 +33,10 @@
 //! last one is [`INTERVAL_CAPS`] spin caps ago ([`crate::spin_cap_ns`]: 5 × 40 µs = 200 µs on
 //! the AMD guest). The owed yield comes after its next release of a mutex (the release
 //! countdown is set to that release, `crate::thread::check_next_release`; the release itself is
-//! the usual CAS). A turn's owner re-locks on the fast path and owes nothing, so turns run on
-//! (module doc of `turn`); an uncontended thread never yields.
+//! the usual CAS). A yield before queueing, or queueing, is the thread's rotation: it drops
+//! the owed yield and restarts the interval, so a thread that gets the lock by a handover does
+//! not end its turn (module doc of `turn`) with a yield, and a turn's owner re-locks on the
+//! fast path and owes nothing. An uncontended thread never yields.
 //!
 //! Cost: a yield that runs another thread takes ≈ 2.6 µs here (1/16 cap), so at most ≈ 1.3%
 //! of a contending thread's time. At 5 caps the rotation is about 4 times finer than the
@@ -43,27 +45,30 @@
 //!
 //! # Measured (session 33, AMD EPYC 2-vCPU guest; switch `KSLOCK_OFF=rotation_yield`)
 //!
-//! One binary, the interval from a scratch variable (0 = off), kslock ÷ parking_lot, medians
-//! of alternated runs; max/min per-thread ops and p99.9 wait at 96 threads:
+//! One binary, `scripts/ab-ratio.py RUNS "off=KSLOCK_OFF:rotation_yield,on" -- <cells>`,
+//! kslock ÷ parking_lot, medians of alternated runs; max/min per-thread ops and p99.9 wait:
 //!
-//! | command | cells | off → 200 µs |
+//! | cells (`lockbench … --locks kslock-mutex,parking-lot-mutex --warmup 0.1`) | what | off → on |
 //! |---|---|---|
-//! | `scripts/ab-ratio.py 3 … -- matrix --locks kslock-mutex,parking-lot-mutex --threads 8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.4 --warmup 0.1` | geo-mean of the 18 cells | 1.043 → 1.065 |
-//! | same | 96 threads with outside load 100, CS load 1 / 20 / 100: max/min; p99.9 | 4.3 / 34.0 / 11.7 → 3.4 / 2.5 / 2.0; 6.3 / 31.5 / 29.4 → 0.0 / 7.3 / 9.4 ms |
-//! | same | 32 threads, outside load 100, CS load 20 / 100: max/min; p99.9 | 2.8 / 3.9 → 1.9 / 1.5; 15.7 / 14.7 → 0.0 / 2.4 ms |
-//! | same | CS load 1, 96 threads, no outside work: max/min; p99.9 | 7.2 → 2.7; 15.7 → 3.7 ms |
-//! | same | CS load 20 / 100, 96 threads, no outside work (the queue's rotation): p99.9 | 16.8 / 18.9 → 14.7 / 16.8 ms (unchanged) |
-//! | `scripts/ab-ratio.py 2 … -- workload random --locks kslock-mutex,parking-lot-mutex --threads 16,48,96 --cs-load 1,20,100 --outside-load 0,50 --secs 0.6 --warmup 0.1` (geometric lengths) | geo-mean of the 18 cells | 1.010 → 1.002 (1 ms: 1.013) |
-//! | same | 96 threads, mean CS load 20 / 100, outside load 50: max/min; p99.9 | 4.4 / 2.1 → 2.0 / 1.8; 23.1 / 16.8 → 7.6 / 8.9 ms (1 ms: 5.1 / 2.3; 13.6 / 9.2 ms) |
-//! | same, 1 s cells | geo-mean of the 18 cells; 96 threads, mean CS load 20, outside load 50: max/min, p99.9 | 1.034 → 1.000; 2.7 → 1.4, 30.4 → 7.1 ms |
+//! | `matrix --threads 8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.4`, 3 runs | geo-mean of the 18 cells | 1.032 → 1.064 |
+//! | same | 96 threads, outside load 100, CS load 1 / 20 / 100: max/min; p99.9 | 15.1 / 38.3 / 7.8 → 3.0 / 4.1 / 2.1; 58.7 / 33.6 / 18.9 → 0.0 / 8.4 / 6.8 ms |
+//! | same | 32 threads, outside load 100, CS load 20 / 100: max/min; p99.9 | 4.0 / 2.8 → 1.7 / 1.8; 2.0 / 15.7 → 0.0 / 2.6 ms |
+//! | same | 96 threads, CS load 1, no outside work: max/min; p99.9 | 7.3 → 3.7; 13.6 → 3.7 ms |
+//! | same | 96 threads, CS load 20 / 100, no outside work (the queue's rotation): max/min; p99.9 | 2.5 / 2.5 → 3.6 / 4.9; 15.7 / 16.8 → 15.7 / 16.8 ms |
+//! | `matrix --threads 96 --cs-load 20,100 --secs 1`, 4 runs | max/min; p99.9 | 1.7 / 1.7 → 1.8 / 1.8; 14.7 / 16.8 → 14.7 / 16.8 ms |
+//! | `matrix --threads 32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 1`, 2 runs | geo-mean of the 12 cells | 1.032 → 1.035 |
+//! | same | 96 threads, outside load 100, CS load 1 / 20 / 100: max/min; p99.9 | 2.9 / 6.1 / 4.6 → 2.0 / 1.9 / 2.0; 18.9 / 32.5 / 27.3 → 0.0 / 1.6 / 14.2 ms |
 //!
-//! The single cells move by up to ± 0.1 between runs (CS load 1 most). The largest median
-//! losses: 96 threads, CS load 20, no outside work, 1.011 → 0.945 in the matrix (but 0.926 →
-//! 0.921 in the random set); 48 threads, mean CS load 1, 0.937 → 0.858 in the random set (but
-//! 1.08 → 0.94 and 0.99 → 1.02 in the other runs of such cells). Yielding before the acquisition instead (at the slow path's entry) evened the CPU
-//! shares as well (the table's first cell set: geo-mean 1.071, max/min at 96 threads with
-//! outside load 4.0 / 2.7 / 1.8) but lengthened the waits it sat in: p99.9 at 96 threads, CS
-//! load 1 with outside load 100, 10.5 → 37.7 ms.
+//! Over 0.4 s the queue's cells at 96 threads spread more with the yields; over 1 s (the
+//! target's measure) they do not. The first version, which kept an owed yield through the
+//! queue (a thread granted the lock by a handover then yielded after the first release of its
+//! turn), on geometric section lengths (`workload random --threads 16,48,96 --cs-load 1,20,100
+//! --outside-load 0,50 --secs 0.6`, 2 runs): geo-mean of the 18 cells 1.010 → 1.002; 96
+//! threads, mean CS load 20 / 100 with outside load 50: max/min 4.4 / 2.1 → 2.0 / 1.8, p99.9
+//! 23.1 / 16.8 → 7.6 / 8.9 ms (25 caps, 1 ms: 5.1 / 2.3 and 13.6 / 9.2 ms). Single cells move
+//! by up to ± 0.1 between runs, CS load 1 most. Yielding before the acquisition instead (at the
+//! slow path's entry) evened the CPU shares as well but lengthened the waits it sat in: p99.9
+//! at 96 threads, CS load 1 with outside load 100, 10.5 → 37.7 ms.
 
 use crate::sys;
 
@@ -96,6 +101,15 @@ pub(super) fn take() -> bool {
 #[cold]
 pub(super) fn after_release() {
     crate::sync::yield_now();
+    imp::yielded(sys::now_ns());
+}
+
+/// The thread left its CPU in the slow path (a yield before queueing) or queues (it will
+/// sleep, or get the lock by a handover, whose turn must not end in a yield): that counts as
+/// its rotation, and any owed yield is dropped.
+#[inline]
+pub(super) fn left_cpu() {
+    imp::take();
     imp::yielded(sys::now_ns());
 }
 

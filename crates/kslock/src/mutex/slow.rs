@@ -284,6 +284,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         for _ in 0..yields {
             let t = sys::now_ns();
             crate::sync::yield_now();
+            super::rotate::left_cpu();
             let ran_others = sys::now_ns().saturating_sub(t) >= yield_switched_ns();
             if self.try_acquire(me, false).is_ok() {
                 count(Event::mutex_yield_acquired);
@@ -300,6 +301,8 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
         }
         count(Event::mutex_queued);
+        // The queue is a rotation of its own, and a handover's turn must not end in a yield.
+        super::rotate::left_cpu();
         let slot = WaitSlot::new(me, Kind::Write, 0);
         let w = slot.node();
         self.wait_lock.lock(me, &self.stats);
