@@ -601,16 +601,27 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// makes an owed rotation yield (`rotate`) after the release.
     #[inline]
     fn release(&self, fair: bool) {
-        if !fair && turn::due_now() {
-            if rotate::take() {
-                self.release_now(false);
-                return rotate::after_release();
-            }
-            if self.waiters_at_check() {
-                return self.release_checked();
-            }
+        if !fair && turn::due_now() && self.release_due() {
+            return;
         }
         self.release_now(fair);
+    }
+
+    /// A release of the caller's hold whose countdown ran out: an owed rotation yield (after
+    /// the release), or the turn check if anyone waits. `false` = nothing was due: the caller
+    /// releases as usual.
+    #[inline]
+    fn release_due(&self) -> bool {
+        if rotate::take() {
+            self.release_now(false);
+            rotate::after_release();
+            return true;
+        }
+        if self.waiters_at_check() {
+            self.release_checked();
+            return true;
+        }
+        false
     }
 
     /// At a due check: does anyone wait? If not, the check found a quiet lock, and the next one
@@ -646,16 +657,8 @@ impl<P: MutexPolicy> RawMutex<P> {
     #[inline]
     pub fn unlock_if_owned(&self) -> bool {
         let me = current_word();
-        if turn::due_now() && owner_of(self.owner.load(Relaxed)) == me {
-            if rotate::take() {
-                self.release_now(false);
-                rotate::after_release();
-                return true;
-            }
-            if self.waiters_at_check() {
-                self.release_checked();
-                return true;
-            }
+        if turn::due_now() && owner_of(self.owner.load(Relaxed)) == me && self.release_due() {
+            return true;
         }
         // Release pairs with the Acquire of the next acquisition.
         match self.owner.compare_exchange(me, 0, Release, Relaxed) {
