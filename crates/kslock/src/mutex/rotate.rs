@@ -39,9 +39,9 @@
 //! fast path and owes nothing. An uncontended thread never yields.
 //!
 //! Cost: a yield that runs another thread takes ≈ 2.6 µs here (1/16 cap), so at most ≈ 1.3%
-//! of a contending thread's time. At 5 caps the rotation is about 4 times finer than the
-//! involuntary switches the threads had (≈ 100 a second each at 96 threads, ≈ 20 ms of CPU a
-//! second); 25 caps (1 ms) evened out less (below).
+//! of a contending thread's time. In the cell above the threads then left their CPUs about
+//! twice as often (involuntary switches 85 → 151 a second each, with the first version, which
+//! yielded at the slow path's entry; 376 with 50 µs); 25 caps (1 ms) evened out less (below).
 //!
 //! # Measured (session 33, AMD EPYC 2-vCPU guest; switch `KSLOCK_OFF=rotation_yield`)
 //!
