@@ -106,11 +106,11 @@ pub(super) fn after_release() {
 
 /// The thread left its CPU in the slow path (a yield before queueing) or queues (it will
 /// sleep, or get the lock by a handover, whose turn must not end in a yield): that counts as
-/// its rotation, and any owed yield is dropped.
+/// its rotation, and any owed yield is dropped. `now`: the caller's clock reading after it.
 #[inline]
-pub(super) fn left_cpu() {
+pub(super) fn left_cpu(now: u64) {
     imp::take();
-    imp::yielded(sys::now_ns());
+    imp::yielded(now);
 }
 
 #[cfg(not(kslock_loom))]

@@ -284,8 +284,9 @@ impl<P: MutexPolicy> RawMutex<P> {
         for _ in 0..yields {
             let t = sys::now_ns();
             crate::sync::yield_now();
-            super::rotate::left_cpu();
-            let ran_others = sys::now_ns().saturating_sub(t) >= yield_switched_ns();
+            let back = sys::now_ns();
+            super::rotate::left_cpu(back);
+            let ran_others = back.saturating_sub(t) >= yield_switched_ns();
             if self.try_acquire(me, false).is_ok() {
                 count(Event::mutex_yield_acquired);
                 return true;
@@ -302,7 +303,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
         count(Event::mutex_queued);
         // The queue is a rotation of its own, and a handover's turn must not end in a yield.
-        super::rotate::left_cpu();
+        super::rotate::left_cpu(sys::now_ns());
         let slot = WaitSlot::new(me, Kind::Write, 0);
         let w = slot.node();
         self.wait_lock.lock(me, &self.stats);
