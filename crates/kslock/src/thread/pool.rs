@@ -122,9 +122,6 @@ thread_local! {
     static RELEASE: Releaser = const { Releaser(Cell::new(0)) };
 }
 
-/// Counts one mutex release by the calling thread; `true` at every `every`-th (`every` set by
-/// [`adapt_run_checks`]): the owner's check is due there if the mutex has waiters (module doc
-/// of `crate::mutex::turn`).
 /// Makes this thread's next mutex release run the check path (the countdown's end): a
 /// rotation yield is owed there (`crate::mutex::rotate`). The countdown then restarts as
 /// after any check.
@@ -132,6 +129,9 @@ pub(crate) fn check_next_release() {
     hot::set_left(1);
 }
 
+/// Counts one mutex release by the calling thread; `true` at every `every`-th (`every` set by
+/// [`adapt_run_checks`]): the owner's check is due there if the mutex has waiters (module doc
+/// of `crate::mutex::turn`).
 #[inline(always)]
 pub(crate) fn count_run_check() -> bool {
     if !hot::count_down() {
