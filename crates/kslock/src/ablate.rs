@@ -18,6 +18,7 @@
 //! | `rotation_yield` | a thread that contends for a mutex yields after its next release, at most once per 5 spin caps (off: never) | [`crate::mutex`] `rotate` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
+//! | `quick_yield_spins` | a writer whose yield before spinning returned at once (it ran nobody) spins next instead of yielding again (off: up to two yields on readers regardless) | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
@@ -41,9 +42,10 @@ pub(crate) enum Mech {
     RecheckBound = 1 << 14,
     QuietChecks = 1 << 15,
     RotationYield = 1 << 16,
+    QuickYieldSpins = 1 << 17,
 }
 
-const NAMES: [(&str, Mech); 15] = [
+const NAMES: [(&str, Mech); 16] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -59,6 +61,7 @@ const NAMES: [(&str, Mech); 15] = [
     ("recheck_bound", Mech::RecheckBound),
     ("quiet_checks", Mech::QuietChecks),
     ("rotation_yield", Mech::RotationYield),
+    ("quick_yield_spins", Mech::QuickYieldSpins),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

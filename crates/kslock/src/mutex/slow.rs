@@ -286,7 +286,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             crate::sync::yield_now();
             let back = sys::now_ns();
             super::rotate::left_cpu(back);
-            let ran_others = back.saturating_sub(t) >= yield_switched_ns();
+            let ran_others = back.saturating_sub(t) >= crate::spin::yield_switched_ns();
             if self.try_acquire(me, false).is_ok() {
                 count(Event::mutex_yield_acquired);
                 return true;
@@ -539,12 +539,3 @@ fn recheck_pauses() -> u32 {
 const QUICK_POLLS: u32 = 16;
 const QUICK_GAP_DIV: u32 = 8;
 const QUICK_SAME_OWNER: u32 = 3;
-
-/// A `sched_yield` that took at least this long ran another thread (two context switches and
-/// that thread's slice) rather than returning at once: 1/16 of the spin cap, ≈ 7.5 no-waiter
-/// futex syscalls ([`crate::spin`]'s calibration), ≈ 1.25 µs on the development VM. Measured
-/// there (a C loop of 200 000 yields): 0.49 µs per yield with nothing else to run, 2.6 µs when
-/// another thread on the same CPU yields back (two switches and its yield).
-fn yield_switched_ns() -> u64 {
-    u64::from(crate::spin_cap_ns() / 16)
-}

@@ -210,6 +210,28 @@
 //! 1.674; 2 threads, 50% reads, CS load 1 0.85 → 0.68, 90% reads 1.02 → 1.10; CS load 20 at
 //! 2 threads 0.95 → 0.99 (50%) and 0.96 → 0.88 (90%).
 //!
+//! **A yield that ran nobody** (session 35, AMD EPYC guest; switch `quick_yield_spins`): the
+//! writer times each of its yields, and after one that returned within
+//! [`crate::spin::yield_switched_ns`] (1/16 of the spin cap, ≈ 1.25 µs; nothing else was
+//! runnable on its CPU) it spins next instead of yielding again before the spin. The first
+//! yield stays (without it the CS load 1 cells lose, above); the second only let the reader on
+//! the other CPU batch on alone for another ≈ 0.5 µs, a read section at CS load 20, before the
+//! writer claimed the lock with `WRITER_WANT`. Where threads outnumber CPUs a yield runs
+//! another thread and nothing changes. Measured, kslock ÷ the best peer, medians of alternated
+//! runs, the cell it was made for being 2 threads, 90% reads, CS load 20 (2 CPUs, so 2 threads
+//! is the case where the yield finds nothing to run):
+//!
+//! | command | that cell, off → on | the other cells |
+//! |---|---|---|
+//! | `scripts/ab-ratio.py 4 "off=KSLOCK_OFF:quick_yield_spins,on" -- matrix --locks kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05` | 0.917 → 0.959 (kslock 2164 → 2385 kops/s) | 23 cells 0.90–1.09× their off ratio, single cells moving ± 10% between runs; geo-mean of the 24 1.155 → 1.160 |
+//! | the same change behind a scratch environment bit, 6 runs, `--threads 2,8 --cs-load 20,100` | 0.915 → 0.998 | 2 threads, 90% reads, CS load 100 0.962 → 0.969; the 8-thread cells 0.96–1.07×; geo-mean of the 8 1.101 → 1.116 |
+//! | the same, 4 runs, `--threads 2,8,96 --cs-load 1,20,100` | 0.913 → 1.021 | geo-mean of the 18 1.192 → 1.185 |
+//! | the same, 4 runs, `--threads 2,8,32 --cs-load 1,20,100 --outside-load 100` | – | geo-mean of the 18 1.071 → 1.071 |
+//!
+//! Where the yield that ran nobody also skipped the first yield of the writer's next slow path
+//! (a per-thread memory of it), 2 threads, 50% reads, CS load 1 went 1.10 → 0.93 and 90% reads
+//! 1.42 → 1.26: dropped.
+//!
 //! **Meeting a writer** (session 22; switch `yield_on_writer`): a reader whose fast path
 //! fails on a writer (holding, or waiting awake with `WRITER_WANT` / `HANDOFF`) yields once
 //! before its first spin on `count` (then, as before, up to [`PRE_QUEUE_YIELDS`] more yields

@@ -287,9 +287,10 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// Should a writer whose fast path just failed, and that has yielded `yields` times so
     /// far, yield (again) before it spins? Up to [`READER_YIELDS`] times while readers alone
     /// hold the lock (module doc, "Writer meets readers"), once while a writer holds it
-    /// ("Meeting a writer"); never under loom, where yields explore nothing.
-    fn yield_before_spin(&self, yields: u32) -> bool {
-        if cfg!(kslock_loom) || yields >= READER_YIELDS {
+    /// ("Meeting a writer"); not right after a yield that ran nobody (`ran_nobody`; module doc,
+    /// "A yield that ran nobody"); never under loom, where yields explore nothing.
+    fn yield_before_spin(&self, yields: u32, ran_nobody: bool) -> bool {
+        if cfg!(kslock_loom) || yields >= READER_YIELDS || ran_nobody {
             return false;
         }
         let c = self.count.load(Relaxed);
@@ -308,8 +309,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         events::count(Ev::rwsem_write_slow);
         let me = current();
         let mut yields = 0;
+        let mut ran_nobody = false;
         loop {
-            if self.yield_before_spin(yields) {
+            if self.yield_before_spin(yields, ran_nobody) {
                 // Readers or a writer hold the lock: yield before spinning on them.
             } else if !self.write_can_spin() {
                 events::count(Ev::rwsem_write_nospin);
@@ -321,7 +323,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 break;
             }
             yields += 1;
+            let t = sys::now_ns();
             crate::sync::yield_now();
+            // A yield that returned at once found nothing else to run on this CPU: yielding
+            // again only lets the readers on the other CPU batch on (module doc).
+            ran_nobody = crate::ablate::on(crate::ablate::Mech::QuickYieldSpins)
+                && sys::now_ns().saturating_sub(t) < crate::spin::yield_switched_ns();
             if self.try_write() {
                 return true;
             }
