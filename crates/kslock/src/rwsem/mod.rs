@@ -227,6 +227,7 @@
 //! | the same change behind a scratch environment bit, 6 runs, `--threads 2,8 --cs-load 20,100` | 0.915 → 0.998 | 2 threads, 90% reads, CS load 100 0.962 → 0.969; the 8-thread cells 0.96–1.07×; geo-mean of the 8 1.101 → 1.116 |
 //! | the same, 4 runs, `--threads 2,8,96 --cs-load 1,20,100` | 0.913 → 1.021 | geo-mean of the 18 1.192 → 1.185 |
 //! | the same, 4 runs, `--threads 2,8,32 --cs-load 1,20,100 --outside-load 100` | – | geo-mean of the 18 1.071 → 1.071 |
+//! | `scripts/ab-ratio.py 3 "off=KSLOCK_OFF:quick_yield_spins,on" -- workload random --locks kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32 --outside-load 0,100 --read-pct 50,90 --secs 0.25 --warmup 0.05` (random section lengths) | 0.922 → 0.924 | 35 cells 0.88–1.27× their off ratio (± 10% between runs); geo-mean of the 36 1.059 → 1.060 |
 //!
 //! Where the yield that ran nobody also skipped the first yield of the writer's next slow path
 //! (a per-thread memory of it), 2 threads, 50% reads, CS load 1 went 1.10 → 0.93 and 90% reads
