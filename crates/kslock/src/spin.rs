@@ -112,6 +112,20 @@
 //! 0.92 (16). At 96 threads the cell stays at 0.81–0.84: there the cost is the threads that
 //! spin and yield in turn (module doc of [`crate::mutex`]), not the polls.
 //!
+//! The streak also widens the rwsem's polls (a blocked reader waiting out a writer, a writer
+//! spinning on a writer owner). Session 35 (AMD EPYC guest) found it there in a 2-thread
+//! timeline (`lockbench timeline --lock kslock-rwsem --threads 2 --cs-load 100 --read-pct 90`):
+//! the writer → reader transfer took a median 1 573 ns with the streak and 791 ns without
+//! (`KSLOCK_OFF=poll_streak`; parking_lot 711 ns), but the lock's idle share stayed at 6–7%
+//! and throughput did not follow. Kslock ÷ the best peer, the rwsem cells only: `scripts/ab-ratio.py
+//! 4 "on,off=KSLOCK_OFF:poll_streak" -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,96 --cs-load
+//! 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05` gave a geo-mean of 1.142 → 1.183 over
+//! the 18 cells. A scratch build without the streak in the rwsem's spins, against the build
+//! before (binaries alternated, 4 runs, the same cells with 32 threads as well) gave 1.169 →
+//! 1.168, and `workload random` (`--threads 2,8,32 --outside-load 0,100 --read-pct 50,90`, 3
+//! runs) 1.069 → 1.060. Not adopted: no gain beyond the runs' spread.
+//!
 //! Under loom every budget is 3 steps (the clock is frozen; loom explores the rest).
 
 use crate::sync::{loom_const_fn, spin_hint, AtomicU32, Ordering::Relaxed};
