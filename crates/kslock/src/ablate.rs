@@ -15,6 +15,7 @@
 //! | `free_recheck` | a spinner that finds the mutex free looks again ≈ one line transfer later and takes it only if it is still free, unless the lock's spins win after short waits | [`crate::mutex`] `quick_poll`, `spin_on_owner` |
 //! | `recheck_bound` | the OSQ spinner re-checks only in the first half of its budget (off: for the whole budget) | [`crate::mutex`] `spin_on_owner` |
 //! | `quiet_checks` | a release whose turn check is due but finds nobody waiting doubles the releases between two checks, up to 16 (off: it keeps them) | [`crate::mutex`] `waiters_at_check` |
+//! | `quiet_stop` | a thread whose due check finds nobody waiting once the checks' spacing reached 16 releases stops counting its releases until it next contends (off: it counts every release) | [`crate::mutex`] `turn::quiet` |
 //! | `rotation_yield` | a thread that contends for a mutex yields after its next release, at most once per 5 spin caps (off: never) | [`crate::mutex`] `rotate` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
@@ -43,9 +44,10 @@ pub(crate) enum Mech {
     QuietChecks = 1 << 15,
     RotationYield = 1 << 16,
     QuickYieldSpins = 1 << 17,
+    QuietStop = 1 << 18,
 }
 
-const NAMES: [(&str, Mech); 16] = [
+const NAMES: [(&str, Mech); 17] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -62,6 +64,7 @@ const NAMES: [(&str, Mech); 16] = [
     ("quiet_checks", Mech::QuietChecks),
     ("rotation_yield", Mech::RotationYield),
     ("quick_yield_spins", Mech::QuickYieldSpins),
+    ("quiet_stop", Mech::QuietStop),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

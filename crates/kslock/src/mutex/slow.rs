@@ -246,8 +246,10 @@ impl<P: MutexPolicy> RawMutex<P> {
         count(Event::mutex_lock_slow);
         // Until it queues, an acquisition here passes the queue (lock events only).
         turn::entered(turn::Entry::Barged);
-        // A contending thread owes a rotation yield now and then (module doc of `rotate`).
+        // A contending thread owes a rotation yield now and then (module doc of `rotate`),
+        // and its releases count towards turn checks again.
         super::rotate::arm();
+        turn::started();
         if cfg!(feature = "lock-events") {
             let (lock, t) = me.turn();
             if lock == self.addr() && sys::now_ns() < t.end {
@@ -335,6 +337,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// lock (misuse).
     #[cold]
     pub(super) fn unlock_slow(&self, me: &'static ThreadRec, fair: bool) {
+        turn::started();
         if !self.release_slow(me, me.owner_word(), fair) {
             panic!(
                 "kslock: Mutex unlocked by a thread that does not hold it (double unlock, or unlock from another thread)"

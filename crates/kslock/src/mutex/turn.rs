@@ -172,6 +172,7 @@ pub(super) enum Verdict {
 /// Starts this thread's turn `t` with the lock at `lock` (no turn if `t.end` is 0). At a
 /// pick-up.
 pub(super) fn begin(me: &ThreadRec, lock: usize, t: Turn) {
+    started();
     me.set_turn(if t.end == 0 { 0 } else { lock }, t);
 }
 
@@ -187,12 +188,27 @@ const EVERY_QUIET: u32 = 16;
 
 /// A due check found nobody waiting: the releases between two checks double, up to
 /// [`EVERY_QUIET`], so that an uncontended thread loads the wait list's word at one release in
-/// 16. (No clock read here: the clock-driven `verdict` adapts them while anyone waits.)
+/// 16; a quiet check once the spacing has reached 16 turns the countdown off until the thread
+/// next contends ([`started`]; module doc of [`super`], "One transfer per unlock").
+/// (No clock read here: the clock-driven `verdict` adapts them while anyone waits.)
 #[inline]
 pub(super) fn quiet() {
-    if crate::ablate::on(crate::ablate::Mech::QuietChecks) {
+    use crate::ablate::{on, Mech};
+    if !on(Mech::QuietChecks) {
+        return;
+    }
+    if on(Mech::QuietStop) && crate::thread::run_check_every() >= EVERY_QUIET {
+        crate::thread::stop_run_checks();
+    } else {
         crate::thread::adapt_run_checks(0, CHECK_NS, EVERY_QUIET);
     }
+}
+
+/// The calling thread contends for a mutex (its slow lock or unlock path, or a turn): its
+/// release countdown runs again if [`quiet`] had turned it off.
+#[inline]
+pub(super) fn started() {
+    crate::thread::start_run_checks();
 }
 
 /// How the calling thread last took a mutex in the slow path, for the holding-time samples of
@@ -306,25 +322,38 @@ mod tests {
     }
 
     #[test]
-    fn checks_that_find_nobody_waiting_come_16_releases_apart() {
-        // A fresh thread's releases of uncontended mutexes: every due check finds nobody
-        // waiting (`waiters_at_check` then calls `quiet`), and the checks double their spacing.
+    fn checks_that_find_nobody_waiting_spread_to_16_releases_then_stop() {
+        // Releases of uncontended mutexes: every due check finds nobody waiting
+        // (`waiters_at_check` then calls `quiet`), and the checks double their spacing up to
+        // EVERY_QUIET; the quiet check that finds it there turns the countdown off (module doc of
+        // `super`, "Quiet stop") until the thread contends again.
         std::thread::spawn(|| {
-            let due_at: Vec<usize> = (0..100)
-                .filter(|_| {
-                    let due = due_now();
-                    if due {
-                        quiet();
-                    }
-                    due
-                })
-                .collect();
+            let run = || -> Vec<usize> {
+                (0..100)
+                    .filter(|_| {
+                        let due = due_now();
+                        if due {
+                            quiet();
+                        }
+                        due
+                    })
+                    .collect()
+            };
+            assert_eq!(run(), [] as [usize; 0], "a fresh thread counts nothing");
+            started();
+            let due_at = run();
             let gaps: Vec<usize> = due_at.windows(2).map(|w| w[1] - w[0]).collect();
-            assert_eq!(gaps[..6], [1, 2, 4, 8, 16, 16], "{due_at:?}");
-            assert!(
-                gaps.iter().all(|g| *g <= EVERY_QUIET as usize),
-                "{due_at:?}"
-            );
+            if crate::ablate::on(crate::ablate::Mech::QuietStop) {
+                assert_eq!(gaps, [1, 2, 4, 8], "{due_at:?}");
+                started();
+                assert_eq!(
+                    run(),
+                    [0],
+                    "on again: due at once, then quiet at the widest spacing"
+                );
+            } else {
+                assert_eq!(gaps[..6], [1, 2, 4, 8, 16, 16], "{due_at:?}");
+            }
         })
         .join()
         .unwrap();

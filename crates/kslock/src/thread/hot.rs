@@ -37,8 +37,8 @@ pub(super) struct Me {
 }
 
 // The block's layout (24 bytes, all-zero at thread start): the record pointer at 0, the owner
-// word at 8, the countdown at 16 (u32: releases left before the next check) and 20 (u32:
-// releases between two checks); 0 in either reads as 1. The countdown's halves are only ever
+// word at 8, the countdown at 16 (u32: releases left before the next check; 0 = off, no
+// counting) and 20 (u32: releases between two checks; 0 reads as 1). The countdown's halves are only ever
 // read and written 32 bits wide: a 64-bit load right after a 32-bit store to half of it cannot
 // take the value from the store buffer and waits for the store to retire.
 
@@ -210,13 +210,11 @@ pub(super) fn every() -> u32 {
     imp::every().max(1)
 }
 
-/// Counts one release down: `true` when the countdown ran out (it was 1, or 0 = never set);
-/// the caller then restarts it with [`set_left`]. One 32-bit load and store, no call.
+/// Releases left before the next check, as stored: 0 = the countdown is off (a thread that has
+/// not contended since its checks last went quiet; `crate::thread::count_run_check`).
 #[inline(always)]
-pub(super) fn count_down() -> bool {
-    let left = imp::left();
-    imp::set_left(left.wrapping_sub(1));
-    left <= 1
+pub(super) fn left_raw() -> u32 {
+    imp::left()
 }
 
 /// Restarts the release countdown at `left` releases, keeping the releases between checks.
@@ -260,16 +258,16 @@ mod tests {
     }
 
     #[test]
-    fn the_countdown_runs_out_at_one_and_at_never_set() {
-        let never_set = std::thread::spawn(count_down).join().unwrap();
-        assert!(never_set, "a fresh thread's first release is a check");
-        set_checks(3, 3);
-        let due: Vec<bool> = (0..3).map(|_| count_down()).collect();
-        assert_eq!(due, [false, false, true]);
+    fn a_fresh_thread_countdown_is_off_and_reads_raw() {
+        let fresh = std::thread::spawn(left_raw).join().unwrap();
+        assert_eq!(fresh, 0, "a fresh thread's countdown is off");
+        set_checks(3, 5);
+        assert_eq!((left_raw(), checks()), (3, (3, 5)));
+        set_left(0);
         assert_eq!(
-            checks(),
-            (1, 3),
-            "0 reads as 1 until the caller restarts it"
+            (left_raw(), checks()),
+            (0, (1, 5)),
+            "off keeps the spacing; 0 reads as 1 in checks()"
         );
     }
 }

@@ -78,3 +78,11 @@ pub(crate) fn count_run_check() -> bool {
 }
 
 pub(crate) fn adapt_run_checks(_since_ns: u64, _target_ns: u64, _max: u32) {}
+
+pub(crate) fn start_run_checks() {}
+
+pub(crate) fn stop_run_checks() {}
+
+pub(crate) fn run_check_every() -> u32 {
+    1
+}

@@ -64,15 +64,16 @@ mod pool;
 #[cfg(not(kslock_loom))]
 pub(crate) use pool::{
     adapt_run_checks, by_id, check_next_release, count_run_check, current, current_word, forked,
-    is_dead, records_created, slow_enter, try_by_id,
+    is_dead, records_created, run_check_every, slow_enter, start_run_checks, stop_run_checks,
+    try_by_id,
 };
 
 #[cfg(kslock_loom)]
 mod loom_pool;
 #[cfg(kslock_loom)]
 pub(crate) use loom_pool::{
-    adapt_run_checks, by_id, count_run_check, current, current_word, forked, is_dead, slow_enter,
-    try_by_id,
+    adapt_run_checks, by_id, count_run_check, current, current_word, forked, is_dead,
+    run_check_every, slow_enter, start_run_checks, stop_run_checks, try_by_id,
 };
 
 /// Parker: no token.

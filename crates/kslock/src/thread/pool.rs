@@ -131,14 +131,43 @@ pub(crate) fn check_next_release() {
 
 /// Counts one mutex release by the calling thread; `true` at every `every`-th (`every` set by
 /// [`adapt_run_checks`]): the owner's check is due there if the mutex has waiters (module doc
-/// of `crate::mutex::turn`).
+/// of `crate::mutex::turn`). While the countdown is off ([`stop_run_checks`]) a release only
+/// loads it: no store before the release CAS.
 #[inline(always)]
 pub(crate) fn count_run_check() -> bool {
-    if !hot::count_down() {
+    let left = hot::left_raw();
+    if left == 0 {
+        return false;
+    }
+    if left > 1 {
+        hot::set_left(left - 1);
         return false;
     }
     hot::set_left(hot::every());
     true
+}
+
+/// Turns the calling thread's release countdown on (a check at its next release, then at the
+/// spacing it had when it stopped) if it was off: the thread contends for a mutex.
+#[inline]
+pub(crate) fn start_run_checks() {
+    if hot::left_raw() == 0 {
+        hot::set_left(1);
+    }
+}
+
+/// Turns the calling thread's release countdown off until [`start_run_checks`] (or
+/// [`check_next_release`]), keeping its spacing: its checks found nobody waiting at their
+/// widest spacing.
+#[inline]
+pub(crate) fn stop_run_checks() {
+    hot::set_left(0);
+}
+
+/// Releases between two checks now (at least 1).
+#[inline]
+pub(crate) fn run_check_every() -> u32 {
+    hot::every()
 }
 
 /// After a clock check that came `since_ns` after the previous one: doubles or halves the
@@ -605,6 +634,38 @@ mod tests {
             9_000,
             "a futex wait restarts the run"
         );
+    }
+
+    #[test]
+    fn run_checks_stop_without_counting_and_start_at_the_next_release() {
+        std::thread::spawn(|| {
+            // A fresh thread's countdown is off: no release is due, and none is counted.
+            assert!((0..100).all(|_| !count_run_check()));
+            assert_eq!(hot::left_raw(), 0);
+            start_run_checks();
+            assert!(count_run_check(), "due at the first release after a start");
+            adapt_run_checks(0, 2_000, 4);
+            adapt_run_checks(0, 2_000, 4);
+            assert_eq!(run_check_every(), 4);
+            stop_run_checks();
+            assert!((0..100).all(|_| !count_run_check()));
+            start_run_checks();
+            let due: Vec<bool> = (0..9).map(|_| count_run_check()).collect();
+            assert_eq!(
+                due,
+                [true, false, false, false, true, false, false, false, true],
+                "the spacing survives a stop"
+            );
+            check_next_release();
+            stop_run_checks();
+            check_next_release();
+            assert!(
+                count_run_check(),
+                "an owed rotation yield restarts the countdown"
+            );
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
