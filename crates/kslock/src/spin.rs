@@ -113,18 +113,18 @@
 //! spin and yield in turn (module doc of [`crate::mutex`]), not the polls.
 //!
 //! The streak also widens the rwsem's polls (a blocked reader waiting out a writer, a writer
-//! spinning on a writer owner). Session 35 (AMD EPYC guest) found it there in a 2-thread
-//! timeline (`lockbench timeline --lock kslock-rwsem --threads 2 --cs-load 100 --read-pct 90`):
-//! the writer → reader transfer took a median 1 573 ns with the streak and 791 ns without
-//! (`KSLOCK_OFF=poll_streak`; parking_lot 711 ns), but the lock's idle share stayed at 6–7%
-//! and throughput did not follow. Kslock ÷ the best peer, the rwsem cells only: `scripts/ab-ratio.py
-//! 4 "on,off=KSLOCK_OFF:poll_streak" -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,96 --cs-load
-//! 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05` gave a geo-mean of 1.142 → 1.183 over
-//! the 18 cells. A scratch build without the streak in the rwsem's spins, against the build
-//! before (binaries alternated, 4 runs, the same cells with 32 threads as well) gave 1.169 →
-//! 1.168, and `workload random` (`--threads 2,8,32 --outside-load 0,100 --read-pct 50,90`, 3
-//! runs) 1.069 → 1.060. Not adopted: no gain beyond the runs' spread.
+//! spinning on a writer owner). Session 35 (AMD EPYC guest) found it there in a 2-thread timeline
+//! (`lockbench timeline --lock kslock-rwsem --threads 2 --cs-load 100 --read-pct 90`): the writer →
+//! reader transfer took a median 1 573 ns with the streak and 791 ns without
+//! (`KSLOCK_OFF=poll_streak`; parking_lot 711 ns), but the lock's idle share stayed at 6–7% and
+//! throughput did not follow. Kslock ÷ the best peer, the rwsem cells only: `scripts/ab-ratio.py 4
+//! "on,off=KSLOCK_OFF:poll_streak" -- matrix --locks
+//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,96 --cs-load 1,20,100
+//! --read-pct 50,90 --secs 0.3 --warmup 0.05` gave a geo-mean of 1.142 → 1.183 over the 18 cells. A
+//! scratch build without the streak in the rwsem's spins, against the build before (binaries
+//! alternated, 4 runs, the same cells with 32 threads as well) gave 1.169 → 1.168, and `workload
+//! random` (`--threads 2,8,32 --outside-load 0,100 --read-pct 50,90`, 3 runs) 1.069 → 1.060. Not
+//! adopted: no gain beyond the runs' spread.
 //!
 //! Under loom every budget is 3 steps (the clock is frozen; loom explores the rest).
 
@@ -150,10 +150,20 @@ pub(crate) const PRE_QUEUE_YIELDS: u32 = if cfg!(kslock_loom) { 0 } else { 4 };
 /// that thread's slice) rather than returning at once: 1/16 of the spin cap, ≈ 7.5 no-waiter
 /// futex syscalls (the calibration above), ≈ 1.25 µs on the development VM. Measured there (a
 /// C loop of 200 000 yields): 0.49 µs per yield with nothing else to run, 2.6 µs when another
-/// thread on the same CPU yields back (two switches and its yield). Used by the mutex's
-/// pre-queue yields and the rwsem writer's yields before spinning.
-pub(crate) fn yield_switched_ns() -> u64 {
+/// thread on the same CPU yields back (two switches and its yield).
+fn yield_switched_ns() -> u64 {
     u64::from(crate::spin_cap_ns() / 16)
+}
+
+/// Yields the CPU and says what the yield did: the clock after it (`sys::now_ns`), and whether
+/// it ran another thread (it took at least [`yield_switched_ns`]) rather than returning at once
+/// with nothing else to run. The mutex's pre-queue yields and the rwsem writer's yields before
+/// spinning.
+pub(crate) fn timed_yield() -> (u64, bool) {
+    let t = sys::now_ns();
+    crate::sync::yield_now();
+    let back = sys::now_ns();
+    (back, back.saturating_sub(t) >= yield_switched_ns())
 }
 /// Cap = this many no-waiter `FUTEX_WAKE`s (see module doc).
 #[cfg_attr(kslock_loom, allow(dead_code))]

@@ -315,28 +315,29 @@
 //! threads 0.82 / 0.81 → 0.84 / 0.86, the others within the runs' spread. A waiter that queues
 //! behind an owner of an otherwise quiet lock is seen at most 16 releases later.
 //!
-//! **Quiet stop** (session 35, the AMD EPYC guest; switch `KSLOCK_OFF=quiet_stop`). The
-//! countdown's store still cost the uncontended loop ≈ 2.5 ns of its ≈ 12 on this VM: a scratch
-//! build with no countdown at all ran a 1-thread CS load 0 loop at 0.99–1.07× parking_lot's
-//! time per lock + unlock (7.2–9.9 ns) where `main` took 1.26–1.29× (≈ 12 ns), three alternated
-//! runs each (an x86 locked CAS waits for the store before it to leave the store buffer). Now
-//! the countdown is off in a thread that does not contend: a due check that finds nobody
-//! waiting once the spacing has reached 16 releases (after quiet checks at releases 1, 2, 4, 8
-//! and 16 of a quiet run) turns it off (`turn::quiet`), and a release then only loads it. It is on again, with a check at the next release, as soon as the
-//! thread enters a mutex slow path (lock or unlock) or begins a turn (`turn::started`); a thread
-//! starts with it off. What the checks were for needs contention, and every way in goes through
-//! those paths: a waiter that queues behind an owner whose countdown is off arms `WAKE_HEAD`
-//! (the owner's next unlock takes the slow path and turns its countdown on) or, once due, asks
-//! with `HANDOFF`. Old and new binaries alternated, kslock ÷ parking_lot's time, `lockbench
-//! matrix --locks kslock-mutex,parking-lot-mutex --threads 1 --cs-load 0,1 --secs 0.3 --warmup
-//! 0.05 --repeat 3`, four runs each: CS load 0 1.30 / 1.30 / 1.31 / 1.32 → 1.30 / 0.99 / 1.17 /
-//! 1.28 (kslock 11.7–12.3 → 9.0–11.9 ns; a variant that also reset the spacing to 1 at each
-//! start: 0.79 / 1.21 / 0.87 / 1.38); the new binary's times fall in two groups, ≈ 9 and ≈ 12
-//! ns, from one invocation to the next. CS load 1: 0.996–1.22 → 1.01–1.06. Contended
-//! (`scripts/ab-ratio.py 3 "old@OLD,new" -- matrix --locks kslock-mutex,parking-lot-mutex,pthread-mutex
-//! --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3 --warmup 0.05`, that
-//! variant): geo-mean of the 24 cells 1.057 → 1.059; the final one, 6 runs of the 2-thread CS
-//! load 20 / 100 cells: 1.316 / 1.259 → 1.367 / 1.287.
+//! **Quiet stop** (session 35, the AMD EPYC guest; switch `KSLOCK_OFF=quiet_stop`). The countdown's
+//! store still cost the uncontended loop ≈ 2.5 ns of its ≈ 12 on this VM: a scratch build with no
+//! countdown at all ran a 1-thread CS load 0 loop at 0.99–1.07× parking_lot's time per lock +
+//! unlock (7.2–9.9 ns) where `main` took 1.26–1.29× (≈ 12 ns), three alternated runs each (an x86
+//! locked CAS waits for the store before it to leave the store buffer). Now the countdown is off in
+//! a thread that does not contend: a due check that finds nobody waiting once the spacing has
+//! reached 16 releases (after quiet checks at releases 1, 2, 4, 8 and 16 of a quiet run) turns it
+//! off (`turn::quiet`), and a release then only loads it. It is on again, with a check at the next
+//! release, as soon as the thread enters a mutex slow path (lock or unlock) or begins a turn
+//! (`turn::started`); a thread starts with it off. What the checks were for needs contention, and
+//! every way in goes through those paths: a waiter that queues behind an owner whose countdown is
+//! off arms `WAKE_HEAD` (the owner's next unlock takes the slow path and turns its countdown on)
+//! or, once due, asks with `HANDOFF`. Old and new binaries alternated, kslock ÷ parking_lot's time,
+//! `lockbench matrix --locks kslock-mutex,parking-lot-mutex --threads 1 --cs-load 0,1 --secs 0.3
+//! --warmup 0.05 --repeat 3`, four runs each: CS load 0 1.30 / 1.30 / 1.31 / 1.32 → 1.30 / 0.99 /
+//! 1.17 / 1.28 (kslock 11.7–12.3 → 9.0–11.9 ns; a variant that also reset the spacing to 1 at each
+//! start: 0.79 / 1.21 / 0.87 / 1.38); the new binary's times fall in two groups, ≈ 9 and ≈ 12 ns,
+//! from one invocation to the next. CS load 1: 0.996–1.22 → 1.01–1.06. Contended
+//! (`scripts/ab-ratio.py 3 "old@OLD,new" -- matrix --locks
+//! kslock-mutex,parking-lot-mutex,pthread-mutex --threads 2,8,32,96 --cs-load 1,20,100
+//! --outside-load 0,100 --secs 0.3 --warmup 0.05`, that variant): geo-mean of the 24 cells 1.057 →
+//! 1.059; the final one, 6 runs of the 2-thread CS load 20 / 100 cells: 1.316 / 1.259 → 1.367 /
+//! 1.287.
 //!
 //! # No lost wakeup
 //!

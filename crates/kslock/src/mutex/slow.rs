@@ -284,11 +284,8 @@ impl<P: MutexPolicy> RawMutex<P> {
             0
         };
         for _ in 0..yields {
-            let t = sys::now_ns();
-            crate::sync::yield_now();
-            let back = sys::now_ns();
+            let (back, ran_others) = spin::timed_yield();
             super::rotate::left_cpu(back);
-            let ran_others = back.saturating_sub(t) >= crate::spin::yield_switched_ns();
             if self.try_acquire(me, false).is_ok() {
                 count(Event::mutex_yield_acquired);
                 return true;

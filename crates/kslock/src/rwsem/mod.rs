@@ -211,9 +211,8 @@
 //! 2 threads 0.95 → 0.99 (50%) and 0.96 → 0.88 (90%).
 //!
 //! **A yield that ran nobody** (session 35, AMD EPYC guest; switch `quick_yield_spins`): the
-//! writer times each of its yields, and after one that returned within
-//! [`crate::spin::yield_switched_ns`] (1/16 of the spin cap, ≈ 1.25 µs; nothing else was
-//! runnable on its CPU) it spins next instead of yielding again before the spin. The first
+//! writer times each of its yields ([`crate::spin::timed_yield`]), and after one that returned
+//! within 1/16 of the spin cap (≈ 1.25 µs; nothing else was runnable on its CPU) it spins next instead of yielding again before the spin. The first
 //! yield stays (without it the CS load 1 cells lose, above); the second only let the reader on
 //! the other CPU batch on alone for another ≈ 0.5 µs, a read section at CS load 20, before the
 //! writer claimed the lock with `WRITER_WANT`. Where threads outnumber CPUs a yield runs

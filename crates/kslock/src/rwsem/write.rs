@@ -323,12 +323,10 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 break;
             }
             yields += 1;
-            let t = sys::now_ns();
-            crate::sync::yield_now();
+            let (_, ran_others) = crate::spin::timed_yield();
             // A yield that returned at once found nothing else to run on this CPU: yielding
             // again only lets the readers on the other CPU batch on (module doc).
-            ran_nobody = crate::ablate::on(crate::ablate::Mech::QuickYieldSpins)
-                && sys::now_ns().saturating_sub(t) < crate::spin::yield_switched_ns();
+            ran_nobody = crate::ablate::on(crate::ablate::Mech::QuickYieldSpins) && !ran_others;
             if self.try_write() {
                 return true;
             }

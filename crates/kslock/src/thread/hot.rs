@@ -36,11 +36,11 @@ pub(super) struct Me {
     pub(super) word: u64,
 }
 
-// The block's layout (24 bytes, all-zero at thread start): the record pointer at 0, the owner
-// word at 8, the countdown at 16 (u32: releases left before the next check; 0 = off, no
-// counting) and 20 (u32: releases between two checks; 0 reads as 1). The countdown's halves are only ever
-// read and written 32 bits wide: a 64-bit load right after a 32-bit store to half of it cannot
-// take the value from the store buffer and waits for the store to retire.
+// The block's layout (24 bytes, all-zero at thread start): the record pointer at 0, the owner word
+// at 8, the countdown at 16 (u32: releases left before the next check; 0 = off, no counting) and 20
+// (u32: releases between two checks; 0 reads as 1). The countdown's halves are only ever read and
+// written 32 bits wide: a 64-bit load right after a 32-bit store to half of it cannot take the
+// value from the store buffer and waits for the store to retire.
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod imp {
