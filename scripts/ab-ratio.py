@@ -3,7 +3,7 @@
 
 usage: scripts/ab-ratio.py RUNS SIDES -- <lockbench arguments>
 
-SIDES: comma-separated "name=ENV:VAL;ENV2:VAL2@binary" (environment and binary optional;
+SIDES: comma-separated (or |-separated, when a value holds commas) "name=ENV:VAL;ENV2:VAL2@binary" (environment and binary optional;
 the binary defaults to target/release/lockbench), e.g. "base,off=KSLOCK_OFF:quick_poll".
 Runs every side RUNS times, alternating the order, and prints per cell the median over the
 runs of (kslock kops/s ÷ the best peer's kops/s in the same run), the per-run ratios, the
@@ -12,7 +12,7 @@ Comparing ratios within one run cancels most of the VM's slow and fast phases, w
 every lock's throughput by up to 20% between runs. Run it on a quiet machine.
 """
 import sys, subprocess, csv, io, statistics, collections, os, math
-runs = int(sys.argv[1]); sides = sys.argv[2].split(',')
+runs = int(sys.argv[1]); sides = sys.argv[2].split('|' if '|' in sys.argv[2] else ',')
 args = sys.argv[sys.argv.index('--')+1:]
 def parse(s):
     name, rest = s.split('=', 1) if '=' in s else (s, '')
