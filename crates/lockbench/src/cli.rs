@@ -64,6 +64,9 @@ pub enum Cmd {
     /// Timestamp every step of every operation of one matrix cell and show where its time
     /// goes: lock held, idle while waited for, handover gaps, cold sections.
     Timeline(TimelineArgs),
+    /// One thread, nobody else: ns per lock + unlock pair in a loop that does nothing else,
+    /// per lock, against parking_lot's (median of interleaved repeats).
+    Uncontended(UncontendedArgs),
     /// List the locks compiled into this binary.
     List,
 }
@@ -156,6 +159,19 @@ pub struct TimelineArgs {
     /// Also write every stamp here as CSV (clock ticks; the rate in the first line).
     #[arg(long)]
     pub raw: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct UncontendedArgs {
+    /// Locks to run (comma-separated; also all, mutexes, rwlocks).
+    #[arg(long, value_delimiter = ',', value_parser = lock_parser(), default_value = "all")]
+    pub locks: Vec<String>,
+    /// Lock + unlock pairs per run.
+    #[arg(long, default_value_t = 20_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ops: u64,
+    /// Interleaved repeats (the table reports the median).
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
 }
 
 /// Checks what one argument's parser cannot: `Err` is a usage error (clap prints it with the
@@ -555,6 +571,9 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
         Some(Cmd::Seeds(s)) => crate::seeds::run(&s, out),
         Some(Cmd::Compare(c)) => crate::compare::run(&c, out),
         Some(Cmd::Timeline(t)) => timeline(&t, out),
+        Some(Cmd::Uncontended(u)) => {
+            crate::uncontended::run(&resolve_locks(&u.locks), u.ops, u.repeat, out)
+        }
         Some(Cmd::List) => {
             let mut text = String::new();
             for l in locks::registry() {
@@ -586,6 +605,24 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("lockbench").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn uncontended_args() {
+        let cli = parse(&["uncontended", "--locks", "mutexes", "--ops", "5"]).unwrap();
+        let Some(Cmd::Uncontended(u)) = cli.cmd else {
+            panic!("not uncontended")
+        };
+        assert_eq!((u.locks, u.ops, u.repeat), (vec!["mutexes".into()], 5, 7));
+        let err = |args: &[&str]| parse(args).unwrap_err().kind();
+        assert_eq!(
+            err(&["uncontended", "--ops", "0"]),
+            ErrorKind::ValueValidation
+        );
+        assert_eq!(
+            err(&["uncontended", "--locks", "x"]),
+            ErrorKind::InvalidValue
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! [`matrix`] (plans, interleaved repeats, bounds, table), [`scoreboard`]
 //! (kslock against the best peer per family), [`results`] (JSON/CSV/SVG
 //! export and the environment record), [`seeds`], [`compare`], [`timeline`]
-//! (where one cell's time goes), [`cli`].
+//! (where one cell's time goes), [`uncontended`] (one lock + unlock alone), [`cli`].
 
 pub mod cli;
 pub mod compare;
@@ -19,4 +19,5 @@ pub mod scoreboard;
 pub mod seeds;
 pub mod stats;
 pub mod timeline;
+pub mod uncontended;
 pub mod workload;

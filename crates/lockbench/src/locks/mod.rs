@@ -96,6 +96,8 @@ pub struct LockInfo {
     pub run: RunFn,
     /// The `timeline` command's recorder for this lock.
     pub timeline: TimelineFn,
+    /// The `uncontended` command's loops for this lock.
+    pub uncontended: crate::uncontended::UncontendedFn,
 }
 
 /// The per-lock entry point of `lockbench timeline`.
@@ -115,6 +117,7 @@ macro_rules! entry {
             help: $help,
             run: $crate::runner::run_any::<$ty>,
             timeline: $crate::timeline::record::<$ty>,
+            uncontended: $crate::uncontended::measure::<$ty>,
         }
     };
 }
