@@ -25,34 +25,21 @@ pub type UncontendedFn = fn(u64) -> (f64, Option<f64>);
 /// pairs for an rwlock, on one lock made for the run.
 pub fn measure<L: BenchLock>(ops: u64) -> (f64, Option<f64>) {
     let lock = Box::new(L::new());
-    let write = write_loop(&*lock, ops);
-    let read = L::RW.then(|| read_loop(&*lock, ops));
+    let write = pairs(ops, || lock.write());
+    let read = L::RW.then(|| pairs(ops, || lock.read()));
     (write, read)
 }
 
+/// ns per pair of `ops` calls of `acquire` (which locks) and drops of its guard (which unlock);
+/// one instance per lock and mode, never inlined into the caller.
 #[inline(never)]
-fn write_loop<L: BenchLock>(lock: &L, ops: u64) -> f64 {
+fn pairs<G>(ops: u64, acquire: impl Fn() -> G) -> f64 {
     let t = Instant::now();
     for _ in 0..ops {
-        let g = lock.write();
+        let g = acquire();
         black_box(&g);
         drop(g);
     }
-    per_op(t, ops)
-}
-
-#[inline(never)]
-fn read_loop<L: BenchLock>(lock: &L, ops: u64) -> f64 {
-    let t = Instant::now();
-    for _ in 0..ops {
-        let g = lock.read();
-        black_box(&g);
-        drop(g);
-    }
-    per_op(t, ops)
-}
-
-fn per_op(t: Instant, ops: u64) -> f64 {
     t.elapsed().as_nanos() as f64 / ops.max(1) as f64
 }
 
