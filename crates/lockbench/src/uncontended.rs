@@ -50,11 +50,14 @@ struct Runs {
     read: Vec<f64>,
 }
 
-/// Median and (min, max) of `v` (not empty).
+/// Median ([`crate::stats::median`], as the matrix's cells) and (min, max) of `v` (not empty).
 fn summary(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    (s[s.len() / 2], s[0], s[s.len() - 1])
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+    (crate::stats::median(v), lo, hi)
 }
 
 /// The reference lock for `kind`: parking_lot's.
