@@ -7,12 +7,14 @@
 //! [`matrix`] (plans, interleaved repeats, bounds, table), [`scoreboard`]
 //! (kslock against the best peer per family), [`results`] (JSON/CSV/SVG
 //! export and the environment record), [`seeds`], [`compare`], [`timeline`]
-//! (where one cell's time goes), [`uncontended`] (one lock + unlock alone), [`cli`].
+//! (where one cell's time goes), [`uncontended`] (one lock + unlock alone), [`probe`] (the cross-CPU line round
+//! trip around every run), [`cli`].
 
 pub mod cli;
 pub mod compare;
 pub mod locks;
 pub mod matrix;
+pub mod probe;
 pub mod results;
 pub mod runner;
 pub mod scoreboard;

@@ -274,7 +274,17 @@ pub fn cell_from_runs(
     let mi = (0..runs.len())
         .min_by(|&a, &b| (kops[a] - med).abs().total_cmp(&(kops[b] - med).abs()))
         .unwrap_or(0);
-    cell_from(spec, lock, cfg, &runs[mi], med, &kops)
+    let mut c = cell_from(spec, lock, cfg, &runs[mi], med, &kops);
+    (c.line_rt_ns_min, c.line_rt_ns_max) = rt_range(runs.iter().flat_map(|m| &m.line_rt_ns));
+    c
+}
+
+/// The fastest and slowest of some line round trips, ns ((0, 0) for none).
+fn rt_range<'a>(rts: impl Iterator<Item = &'a f64>) -> (f64, f64) {
+    rts.fold(None, |r: Option<(f64, f64)>, &x| {
+        Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+    })
+    .unwrap_or((0.0, 0.0))
 }
 
 pub fn cell_from(
@@ -341,6 +351,8 @@ pub fn cell_from(
             .iter()
             .map(|(k, &v)| (k.clone(), v as f64 / kop))
             .collect(),
+        line_rt_ns_min: rt_range(m.line_rt_ns.iter()).0,
+        line_rt_ns_max: rt_range(m.line_rt_ns.iter()).1,
     }
 }
 
@@ -354,6 +366,17 @@ fn us(ns: u64) -> String {
         format!("{u:.1}")
     } else {
         format!("{u:.2}")
+    }
+}
+
+/// The table's round-trip column: `min-max` ns, one figure when they round alike, `-` with no
+/// probe.
+fn rt_cell(c: &CellResult) -> String {
+    let (lo, hi) = (c.line_rt_ns_min.round(), c.line_rt_ns_max.round());
+    match (lo, hi) {
+        (l, _) if l <= 0.0 => "-".into(),
+        (l, h) if l == h => format!("{l:.0}"),
+        (l, h) => format!("{l:.0}-{h:.0}"),
     }
 }
 
@@ -387,7 +410,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
         )?;
         writeln!(
             out,
-            "{:>4}  {:<38} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>25}  {:>7} {:>7} {:>7} {:>5}",
+            "{:>4}  {:<38} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>25}  {:>7} {:>7} {:>7} {:>5} {:>9}",
             "thr",
             "lock",
             "kops/s",
@@ -399,7 +422,8 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
             "vcs/kop",
             "ics/kop",
             "cpu ns/op",
-            "cpus"
+            "cpus",
+            "rt ns"
         )?;
         let mut block: Vec<&CellResult> = cells
             .iter()
@@ -434,7 +458,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
             }
             writeln!(
                 out,
-                "{:>4}  {:<38} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0} {:>5.2}{}{}",
+                "{:>4}  {:<38} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0} {:>5.2} {:>9}{}{}",
                 c.threads,
                 name,
                 fmt_kops(c.kops),
@@ -456,6 +480,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
                 c.ivcsw_per_kop,
                 c.cpu_ns_per_op,
                 c.cpus_busy,
+                rt_cell(c),
                 if c.starved { "  STARVED" } else { "" },
                 extra
             )?;
@@ -466,6 +491,8 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
         "\neff = kops/s ÷ bound; bound = best 1-thread kops/s of the cell × 1/((1-r) + r/p), \
          r = read fraction, p = min(threads, {} CPUs). STARVED: max ops/thread > 2 × min. \
          cpus = CPU time of the workers ÷ the measured window. \
+         rt ns = the fastest-slowest cross-CPU line round trip probed around the cell's runs \
+         (a VM's vCPUs may move between near and far placements: compare cells of one phase). \
          handovers/kop (feature `handovers`): exclusive entries by another thread than the \
          previous exclusive one.",
         online_cpus()
@@ -493,5 +520,6 @@ mod tests {
         let t = String::from_utf8(t).unwrap();
         assert!(t.contains("2.00x"), "{t}");
         assert!(t.contains("STARVED"));
+        assert!(t.contains(" 118-504"), "the round-trip range: {t}");
     }
 }

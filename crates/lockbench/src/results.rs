@@ -58,6 +58,12 @@ pub struct CellResult {
     pub efficiency: f64,
     /// Workload events per 1000 operations (e.g. tree `fallbacks`).
     pub events_per_kop: BTreeMap<String, f64>,
+    /// The fastest and slowest cross-CPU line round trip probed around the cell's runs, ns
+    /// ([`crate::probe`]; 0 where no probe worked).
+    #[serde(default)]
+    pub line_rt_ns_min: f64,
+    #[serde(default)]
+    pub line_rt_ns_max: f64,
 }
 
 impl CellResult {
@@ -265,6 +271,10 @@ pub struct CsvRow {
     pub bound_kops: f64,
     pub efficiency: f64,
     pub events_per_kop: String,
+    #[serde(default)]
+    pub line_rt_ns_min: f64,
+    #[serde(default)]
+    pub line_rt_ns_max: f64,
 }
 
 impl From<&CellResult> for CsvRow {
@@ -306,6 +316,8 @@ impl From<&CellResult> for CsvRow {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(";"),
+            line_rt_ns_min: c.line_rt_ns_min,
+            line_rt_ns_max: c.line_rt_ns_max,
         }
     }
 }
@@ -370,6 +382,8 @@ fn dummy_cell() -> CellResult {
         bound_kops: 0.0,
         efficiency: 0.0,
         events_per_kop: BTreeMap::new(),
+        line_rt_ns_min: 0.0,
+        line_rt_ns_max: 0.0,
     }
 }
 
@@ -619,6 +633,7 @@ pub(crate) mod tests {
         c.cpu_ns_per_op = 1.0 / 3.0;
         c.efficiency = 0.1 + 0.2;
         c.events_per_kop.insert("fallbacks".into(), 1.25);
+        (c.line_rt_ns_min, c.line_rt_ns_max) = (118.25, 503.5);
         c
     }
 

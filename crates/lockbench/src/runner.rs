@@ -91,6 +91,9 @@ pub struct Measurement {
     pub usage: Usage,
     /// Workload-specific event counts (e.g. tree `fallbacks`).
     pub events: BTreeMap<String, u64>,
+    /// The cross-CPU line round trips probed before and after the run, ns ([`crate::probe`];
+    /// the probes that worked).
+    pub line_rt_ns: Vec<f64>,
 }
 
 impl Measurement {
@@ -405,6 +408,17 @@ fn sleep_watch(secs: f64, stop: &AtomicBool) {
 
 /// Run one timed cell of workload `w`.
 pub fn run<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
+    let before = crate::probe::line_round_trip_ns();
+    let mut m = run_workers(w, cfg)?;
+    m.line_rt_ns = [before, crate::probe::line_round_trip_ns()]
+        .into_iter()
+        .flatten()
+        .collect();
+    Ok(m)
+}
+
+/// [`run`] without the probes around it.
+fn run_workers<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
     let n = cfg.threads.max(1);
     let cpus = online_cpus();
     let slots: Vec<CachePadded<Slot>> = (0..n).map(|_| CachePadded::default()).collect();
