@@ -18,7 +18,10 @@
 //!   the best peer, the score a lock that reached the bound in every cell would get (cells
 //!   without work outside the lock only, where the bound is one). On a
 //!   machine with few CPUs the peers come close to the bound, and the ceiling says how much a
-//!   score target can ask there.
+//!   score target can ask there;
+//! * the cross-CPU line round trips probed around the family's runs ([`crate::probe`]), and the
+//!   cells whose kslock and best-peer runs saw round trips at least [`PHASE_APART`]× apart: on
+//!   a VM whose vCPUs move between near and far placements, their ratio mixes two machines.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -66,7 +69,14 @@ pub struct ScoreCell {
     /// The cell's bound ÷ peer_kops (NaN without a bound; absent in older results).
     #[serde(with = "nan_null", default = "nan")]
     pub ceiling: f64,
+    /// kslock's and the best peer's runs saw line round trips [`PHASE_APART`]× apart or more.
+    #[serde(default)]
+    pub mixed_phase: bool,
 }
+
+/// Round trips this many times apart are two phases of the machine (the AMD guest's are ≈ 3–5×
+/// apart; one phase's probes spread by well under 2×: [`crate::probe`]).
+pub const PHASE_APART: f64 = 2.0;
 
 fn nan() -> f64 {
     f64::NAN
@@ -104,6 +114,14 @@ pub struct Family {
     /// Geometric mean of the cells' `ceiling` at threads ≥ 8 (module doc).
     #[serde(with = "nan_null", default = "nan")]
     pub ceiling_8: f64,
+    /// The fastest and slowest line round trip of the family's cells, ns (0: none probed).
+    #[serde(default)]
+    pub line_rt_ns_min: f64,
+    #[serde(default)]
+    pub line_rt_ns_max: f64,
+    /// Scored cells with `mixed_phase`.
+    #[serde(default)]
+    pub mixed_phase: usize,
 }
 
 /// Every family of a run.
@@ -238,6 +256,13 @@ impl Scoreboard {
                 busy(&mut f.cells.iter().map(|c| c.cpus_busy)),
                 busy(&mut f.cells.iter().map(|c| c.peer_cpus_busy)),
             );
+            if f.line_rt_ns_min > 0.0 {
+                let _ = writeln!(
+                    s,
+                    "  line round trip {:.0}-{:.0} ns; cells whose kslock and best-peer runs saw round trips {PHASE_APART}x apart: {}/{}",
+                    f.line_rt_ns_min, f.line_rt_ns_max, f.mixed_phase, f.compared
+                );
+            }
         }
         s.push_str("  (! = STARVED: max ops/thread > 2 × min)\n");
         s
@@ -276,6 +301,9 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         cpu_ratio_geomean: f64::NAN,
         cpu_ratio_worst: f64::NAN,
         ceiling_8: f64::NAN,
+        line_rt_ns_min: 0.0,
+        line_rt_ns_max: 0.0,
+        mixed_phase: 0,
     };
     for c in cells.iter().filter(in_family).filter(|c| c.lock == lock) {
         if c.wait_p999_ns > fam.worst_p999_ns {
@@ -298,6 +326,22 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         };
         if c.threads < 2 || best.kops <= 0.0 {
             continue;
+        }
+        // The round trips of both sides' runs (0: not probed).
+        let rts = [c, *best]
+            .map(|x| (x.line_rt_ns_min, x.line_rt_ns_max))
+            .into_iter()
+            .filter(|&(lo, _)| lo > 0.0)
+            .fold(None, |r: Option<(f64, f64)>, (lo, hi)| {
+                Some(r.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))))
+            });
+        if let Some((lo, hi)) = rts {
+            fam.line_rt_ns_min = if fam.line_rt_ns_min > 0.0 {
+                fam.line_rt_ns_min.min(lo)
+            } else {
+                lo
+            };
+            fam.line_rt_ns_max = fam.line_rt_ns_max.max(hi);
         }
         fam.cells.push(ScoreCell {
             threads: c.threads,
@@ -322,6 +366,7 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
             } else {
                 f64::NAN
             },
+            mixed_phase: rts.is_some_and(|(lo, hi)| hi >= PHASE_APART * lo),
         });
     }
     if fam.cells.is_empty() {
@@ -335,6 +380,7 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         .min_by(|a, b| a.score.total_cmp(&b.score))
         .cloned();
     fam.compared = fam.cells.len();
+    fam.mixed_phase = fam.cells.iter().filter(|c| c.mixed_phase).count();
     fam.won = fam.cells.iter().filter(|c| c.score >= 1.0).count();
     fam.cpu_ratio_geomean = geomean(fam.cells.iter().map(|c| c.cpu_ratio));
     fam.ceiling_8 = geomean(
@@ -393,5 +439,16 @@ mod tests {
         assert!(t.contains("threads ≥ 8): 1.20x"), "{t}");
         assert!(t.contains("0.50x!"), "{t}");
         assert!(t.contains("won 1/2"), "{t}");
+        // Every sample cell saw round trips of 118 and 504 ns: two phases.
+        assert_eq!(f.mixed_phase, 2);
+        assert!(
+            t.contains("line round trip 118-504 ns; cells whose kslock and best-peer runs saw round trips 2x apart: 2/2"),
+            "{t}"
+        );
+        // One phase: no cell is mixed.
+        let mut near = cells.clone();
+        near.iter_mut()
+            .for_each(|c| (c.line_rt_ns_min, c.line_rt_ns_max) = (118.0, 150.0));
+        assert_eq!(Scoreboard::of(&near).families[0].mixed_phase, 0);
     }
 }
