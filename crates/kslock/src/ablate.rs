@@ -16,6 +16,7 @@
 //! | `recheck_bound` | the OSQ spinner re-checks only in the first half of its budget (off: for the whole budget) | [`crate::mutex`] `spin_on_owner` |
 //! | `quiet_checks` | a release whose turn check is due but finds nobody waiting doubles the releases between two checks, up to 16 (off: it keeps them) | [`crate::mutex`] `waiters_at_check` |
 //! | `quiet_stop` | a thread whose due check finds nobody waiting once the checks' spacing reached 16 releases stops counting its releases until it next contends (off: it counts every release) | [`crate::mutex`] `turn::quiet` |
+//! | `trylock_spin_cap` | `try_lock_spin`'s spin stops after 1 µs (off: it runs the lock's whole budget) | [`crate::mutex`] `RawMutex::try_lock_spin` |
 //! | `rotation_yield` | a thread that contends for a mutex yields after its next release, at most once per 5 spin caps (off: never) | [`crate::mutex`] `rotate` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
@@ -45,9 +46,10 @@ pub(crate) enum Mech {
     RotationYield = 1 << 16,
     QuickYieldSpins = 1 << 17,
     QuietStop = 1 << 18,
+    TrylockSpinCap = 1 << 19,
 }
 
-const NAMES: [(&str, Mech); 17] = [
+const NAMES: [(&str, Mech); 18] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -65,6 +67,7 @@ const NAMES: [(&str, Mech); 17] = [
     ("rotation_yield", Mech::RotationYield),
     ("quick_yield_spins", Mech::QuickYieldSpins),
     ("quiet_stop", Mech::QuietStop),
+    ("trylock_spin_cap", Mech::TrylockSpinCap),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

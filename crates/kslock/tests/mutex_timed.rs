@@ -88,7 +88,7 @@ fn many_timed_waiters_cancel_without_losing_the_untimed_one() {
     }
 }
 
-/// 200 holds of 2 µs by a running owner, each met by one `try_lock_spin`: (wins, tries). The
+/// 200 holds of 500 ns (under the spin cap of a try_lock_spin, 1 µs) by a running owner, each met by one `try_lock_spin`: (wins, tries). The
 /// owner waits for each attempt before it locks again, so it never competes for the lock or
 /// the spinner slot itself.
 fn spin_against_running_owner(m: &Arc<RawMutex>) -> (usize, usize) {
@@ -101,7 +101,7 @@ fn spin_against_running_owner(m: &Arc<RawMutex>) -> (usize, usize) {
             m2.lock();
             held2.store(true, Release);
             let t0 = Instant::now();
-            while t0.elapsed() < Duration::from_micros(2) {}
+            while t0.elapsed() < Duration::from_nanos(500) {}
             held2.store(false, Release);
             // SAFETY: held by this thread.
             unsafe { m2.unlock() };
@@ -136,7 +136,7 @@ fn spin_against_running_owner(m: &Arc<RawMutex>) -> (usize, usize) {
 fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
     let _serial = heavy();
     let m = Arc::new(RawMutex::new());
-    // A running owner that releases within 2 µs: a lone try_lock_spin (no other spinner, so the
+    // A running owner that releases within 500 ns: a lone try_lock_spin (no other spinner, so the
     // OSQ admits it) succeeds, where try_lock would fail.
     //
     // try_lock wins about 1 in 200 of these (it only wins when the hold happens to end between
@@ -162,7 +162,7 @@ fn try_lock_spin_waits_for_a_running_owner_but_not_a_sleeping_one() {
     );
     assert!(
         cfg!(kslock_chaos) || spin_ok * 5 >= tries,
-        "try_lock_spin should win against a running 2 µs hold: (wins, tries) per round {results:?}"
+        "try_lock_spin should win against a running 500 ns hold: (wins, tries) per round {results:?}"
     );
 
     // A sleeping owner: try_lock_spin fails promptly (the owner is not running).

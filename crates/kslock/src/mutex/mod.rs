@@ -578,9 +578,22 @@ impl<P: MutexPolicy> RawMutex<P> {
     }
 
     /// Seed S3: like [`try_lock`](Self::try_lock), but if the owner is running, spin (through
-    /// the OSQ, under the adaptive budget) for it to release before failing. A failed try_lock
-    /// usually costs its caller an unlock/relock sequence, which is dearer than a short spin.
-    /// Never sleeps.
+    /// the OSQ, under the adaptive budget, at most 1 µs, the budget floor) for it to release
+    /// before failing. A failed try_lock usually costs its caller an unlock/relock sequence,
+    /// which is dearer than a short spin. Never sleeps.
+    ///
+    /// Why at most 1 µs (session 37; switch `KSLOCK_OFF=trylock_spin_cap`): the caller of a
+    /// try_lock usually holds another lock (lock coupling), and every µs it spins, everyone
+    /// queued on that lock waits too. In lockbench's `tree` (every descent holds the root
+    /// while it tries a child) the uncapped spin, up to the lock's budget of several µs, cost
+    /// 15–33%: `scripts/ab-ratio.py 3 "cap,nocap=KSLOCK_OFF:trylock_spin_cap" -- workload tree
+    /// --locks kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32 --secs 0.4 --warmup
+    /// 0.1` (the AMD guest, kslock ÷ the best peer, medians of three) gave 0.936 / 0.753 /
+    /// 0.665 uncapped and 0.943 / 0.907 / 0.899 capped at 2 / 8 / 32 threads; in `lockbench
+    /// seeds --only S3 --secs 0.4 --warmup 0.1 --repeat 3`, try_lock_spin against try_lock went
+    /// from 2034 / 1588 / 1459 against 2374 / 1898 / 1687 kops/s (uncapped) to 2021 / 1888 /
+    /// 1686 against 1999 / 1889 / 1671 (capped). The capped spin does not feed the lock's
+    /// statistics, which estimate its uncapped races.
     pub fn try_lock_spin(&self) -> bool {
         let me = current();
         self.try_acquire(me, false).is_ok() || self.optimistic_spin(me)

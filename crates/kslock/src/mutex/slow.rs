@@ -159,14 +159,23 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// Optimistic spinning as a non-waiter: join the OSQ, and as its head poll the lock while
     /// the owner runs, within the lock's budget. `true` = acquired.
     pub(super) fn optimistic_spin(&self, me: &'static ThreadRec) -> bool {
-        self.try_optimistic_spin(me).is_ok()
+        let spin = if ablate::on(Mech::TrylockSpinCap) {
+            Spin::capped(&self.stats, me, spin::FLOOR_NS)
+        } else {
+            Spin::new(&self.stats, me)
+        };
+        self.spin_with(me, spin).is_ok()
     }
 
     /// [`optimistic_spin`](Self::optimistic_spin), saying why it failed: `Budget` when the
     /// owner kept the lock for the whole budget while running, `OwnerNotRunning` when the owner
     /// (or the OSQ predecessor) is off its CPU or too many threads spin already.
     fn try_optimistic_spin(&self, me: &'static ThreadRec) -> Result<(), Stop> {
-        let mut spin = Spin::new(&self.stats, me);
+        self.spin_with(me, Spin::new(&self.stats, me))
+    }
+
+    /// [`try_optimistic_spin`](Self::try_optimistic_spin) under the given spin.
+    fn spin_with(&self, me: &'static ThreadRec, mut spin: Spin<'_>) -> Result<(), Stop> {
         let owner = owner_of(self.owner.load(Relaxed));
         if owner != 0 && !owner_rec(owner).is_some_and(|r| spin.owner_running(r)) {
             return Err(Stop::OwnerNotRunning);

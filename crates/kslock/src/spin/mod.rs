@@ -456,6 +456,13 @@ impl<'a> Spin<'a> {
         Self::with_budget(stats, me, budget, true, false)
     }
 
+    /// [`Spin::new`] with the budget at most `cap_ns`, not fed into the statistics (they
+    /// estimate the lock's uncapped races).
+    pub(crate) fn capped(stats: &'a SpinStats, me: &'static ThreadRec, cap_ns: u32) -> Self {
+        let budget = stats.budget_ns(calib().cap_ns).min(cap_ns);
+        Self::with_budget(stats, me, budget, false, false)
+    }
+
     /// Starts a wait for a handover that the owner will make at its next unlock (a due head
     /// waiter: the lock is promised to it). Budget: the whole cap, not the lock's average, which
     /// measures races for a free lock and sinks to the floor on a saturated lock, below a
