@@ -16,7 +16,7 @@
 //! | `recheck_bound` | the OSQ spinner re-checks only in the first half of its budget (off: for the whole budget) | [`crate::mutex`] `spin_on_owner` |
 //! | `quiet_checks` | a release whose turn check is due but finds nobody waiting doubles the releases between two checks, up to 16 (off: it keeps them) | [`crate::mutex`] `waiters_at_check` |
 //! | `quiet_stop` | a thread whose due check finds nobody waiting once the checks' spacing reached 16 releases stops counting its releases until it next contends (off: it counts every release) | [`crate::mutex`] `turn::quiet` |
-//! | `trylock_spin_cap` | `try_lock_spin`'s spin stops after 1 µs (off: it runs the lock's whole budget) | [`crate::mutex`] `RawMutex::try_lock_spin` |
+//! | `trylock_spin_cap` | `try_lock_spin`'s and `try_write_spin`'s spins stop after 1 µs (off: they run the lock's whole budget) | [`crate::mutex`] `RawMutex::try_lock_spin`, [`crate::rwsem`] `try_write_spin` |
 //! | `rotation_yield` | a thread that contends for a mutex yields after its next release, at most once per 5 spin caps (off: never) | [`crate::mutex`] `rotate` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |

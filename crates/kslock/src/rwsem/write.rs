@@ -39,14 +39,27 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     }
 
     /// Seed S3 for the write side: like [`try_write`](Self::try_write), but when the lock is
-    /// held it spins (through the OSQ, under the same rules as a writer's optimistic spin)
-    /// while that can pay before failing. Never sleeps.
+    /// held it spins (through the OSQ, under the same rules as a writer's optimistic spin, at
+    /// most 1 µs) while that can pay before failing. Never sleeps.
+    ///
+    /// The 1 µs cap is the mutex's (`RawMutex::try_lock_spin`, whose doc has the reason and
+    /// the A/B). Here it measured neutral: `scripts/ab-ratio.py 3
+    /// "cap,nocap=KSLOCK_OFF:trylock_spin_cap" -- workload tree --locks
+    /// kslock-rwsem,parking-lot-rwlock,std-rwlock --threads 2,8,32 --secs 0.4 --warmup 0.1`
+    /// (session 37, the AMD guest), geo-mean 0.692 → 0.696 of the best peer; the rwsem's
+    /// `tree` gap (≈ 0.7x from 2 threads on) lies elsewhere.
     pub fn try_write_spin(&self) -> bool {
         if self.try_write() {
             return true;
         }
         let me = current();
-        self.write_can_spin() && self.write_optimistic_spin(me)
+        // At most 1 µs, as the mutex's `try_lock_spin` (its doc, and the A/B below).
+        let spin = if crate::ablate::on(crate::ablate::Mech::TrylockSpinCap) {
+            Spin::capped(&self.stats, me, crate::spin::FLOOR_NS)
+        } else {
+            Spin::new(&self.stats, me)
+        };
+        self.write_can_spin() && self.write_spin_with(me, spin)
     }
 
     /// Acquires the write lock, giving up at `timeout` from now.
@@ -169,7 +182,11 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// The writer's optimistic spin (kernel-locks.md A.4 1). `true`: the write lock is held.
     #[inline(never)]
     pub(super) fn write_optimistic_spin(&self, me: &'static ThreadRec) -> bool {
-        let mut spin = Spin::new(&self.stats, me);
+        self.write_spin_with(me, Spin::new(&self.stats, me))
+    }
+
+    /// [`write_optimistic_spin`](Self::write_optimistic_spin) under the given spin.
+    fn write_spin_with(&self, me: &'static ThreadRec, mut spin: Spin<'_>) -> bool {
         if !self.osq.lock(me, P::OSQ_LAYOUT, &mut spin) {
             return false;
         }
