@@ -174,7 +174,10 @@ impl<P: MutexPolicy> RawMutex<P> {
         self.spin_with(me, Spin::new(&self.stats, me))
     }
 
-    /// [`try_optimistic_spin`](Self::try_optimistic_spin) under the given spin.
+    /// [`try_optimistic_spin`](Self::try_optimistic_spin) under the given spin. Inlined into
+    /// both callers: the lock path's spin then compiles as it did before `try_lock_spin` got
+    /// its own cap (code layout moves the contended cells: `docs/mutex-tried.md`, session 23).
+    #[inline(always)]
     fn spin_with(&self, me: &'static ThreadRec, mut spin: Spin<'_>) -> Result<(), Stop> {
         let owner = owner_of(self.owner.load(Relaxed));
         if owner != 0 && !owner_rec(owner).is_some_and(|r| spin.owner_running(r)) {

@@ -185,7 +185,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         self.write_spin_with(me, Spin::new(&self.stats, me))
     }
 
-    /// [`write_optimistic_spin`](Self::write_optimistic_spin) under the given spin.
+    /// [`write_optimistic_spin`](Self::write_optimistic_spin) under the given spin (inlined
+    /// into both callers, as the mutex's `spin_with`).
+    #[inline(always)]
     fn write_spin_with(&self, me: &'static ThreadRec, mut spin: Spin<'_>) -> bool {
         if !self.osq.lock(me, P::OSQ_LAYOUT, &mut spin) {
             return false;
