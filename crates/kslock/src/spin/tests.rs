@@ -169,3 +169,17 @@ fn a_parked_owner_stops_the_spin() {
     owner.unpark();
     h.join().unwrap();
 }
+
+#[test]
+fn a_capped_spin_stays_under_its_cap_and_teaches_nothing() {
+    let s = SpinStats::new();
+    let me = thread::current();
+    // No data yet: the uncapped budget would be half the spin cap, far above the floor.
+    let sp = Spin::capped(&s, me, FLOOR_NS);
+    assert!(sp.budget_ns <= FLOOR_NS, "budget {} ns", sp.budget_ns);
+    sp.failed(Stop::Budget);
+    assert_eq!(s.estimates(), (0, 0), "a capped spin feeds no estimate");
+    let sp = Spin::capped(&s, me, FLOOR_NS);
+    sp.succeeded();
+    assert_eq!(s.estimates(), (0, 0), "nor does a capped spin that won");
+}
