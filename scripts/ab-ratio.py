@@ -9,7 +9,10 @@ Runs every side RUNS times, alternating the order, and prints per cell the media
 runs of (kslock kops/s ÷ the best peer's kops/s in the same run), the per-run ratios, the
 median kops/s, max/min per-thread ops and p99.9 wait (ms), and the geo-mean of the medians.
 Comparing ratios within one run cancels most of the VM's slow and fast phases, which move
-every lock's throughput by up to 20% between runs. Run it on a quiet machine.
+every lock's throughput by up to 20% between runs. A run whose locks saw cross-CPU line round
+trips 2x apart (lockbench's probe, since bf962a9) mixed two phases of the machine: its ratio
+is marked '*', and where some runs of a cell are marked the median of the others is printed
+too ("one-phase"). Run it on a quiet machine.
 """
 import sys, subprocess, csv, io, statistics, collections, os, math
 runs = int(sys.argv[1]); sides = sys.argv[2].split('|' if '|' in sys.argv[2] else ',')
@@ -38,12 +41,18 @@ for r in range(runs):
             peers = [l for l in locks if not l.startswith('kslock')]
             if not peers: continue
             best = max(float(locks[l]['kops']) for l in peers)
+            # The machine's phases (lockbench::probe): a run whose locks saw line round trips
+            # 2x apart or more compares two machines; it is marked '*' (lockbench before the
+            # probe writes no round trips: never marked).
+            rts = [float(locks[l].get(c) or 0) for l in locks for c in ('line_rt_ns_min', 'line_rt_ns_max')]
+            rts = [x for x in rts if x > 0]
+            mixed = bool(rts) and max(rts) >= 2 * min(rts)
             for o in ours:
                 row = locks[o]
                 mm = float(row['thread_ops_max']) / max(1, float(row['thread_ops_min']))
-                res[name][(o,) + k].append((float(row['kops']) / best, float(row['kops']), mm, float(row['wait_p999_ns']) / 1e6))
+                res[name][(o,) + k].append((float(row['kops']) / best, float(row['kops']), mm, float(row['wait_p999_ns']) / 1e6, mixed))
 names = [n for n, _, _ in S]
-print("cell (lock thr cs out rd) | " + " | ".join(f"{n}: ratio med [runs] kops mm p999" for n in names))
+print("cell (lock thr cs out rd) | " + " | ".join(f"{n}: ratio med [runs, * = mixed phases] kops mm p999" for n in names))
 geo = collections.defaultdict(list)
 for k in sorted(res[names[0]], key=lambda k: (k[0], int(k[1]), int(k[2]), int(k[3]), int(k[4]))):
     out = []
@@ -51,7 +60,10 @@ for k in sorted(res[names[0]], key=lambda k: (k[0], int(k[1]), int(k[2]), int(k[
         v = res[n][k]
         if not v: continue
         med = statistics.median(x[0] for x in v); geo[n].append(med)
-        out.append(f"{med:.3f} {[round(x[0], 2) for x in v]} {statistics.median(x[1] for x in v):.0f} mm{statistics.median(x[2] for x in v):.1f} p{statistics.median(x[3] for x in v):.1f}")
+        same = [x[0] for x in v if not x[4]]
+        same_med = f" one-phase {statistics.median(same):.3f}" if same and len(same) < len(v) else ""
+        runs_txt = "[" + ", ".join(f"{x[0]:.2f}{'*' if x[4] else ''}" for x in v) + "]"
+        out.append(f"{med:.3f} {runs_txt}{same_med} {statistics.median(x[1] for x in v):.0f} mm{statistics.median(x[2] for x in v):.1f} p{statistics.median(x[3] for x in v):.1f}")
     print(k, " | ".join(out))
 for n in names:
     print("geo", n, round(math.exp(sum(map(math.log, geo[n])) / len(geo[n])), 3))
