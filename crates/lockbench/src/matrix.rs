@@ -280,11 +280,8 @@ pub fn cell_from_runs(
 }
 
 /// The fastest and slowest of some line round trips, ns ((0, 0) for none).
-fn rt_range<'a>(rts: impl Iterator<Item = &'a f64>) -> (f64, f64) {
-    rts.fold(None, |r: Option<(f64, f64)>, &x| {
-        Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
-    })
-    .unwrap_or((0.0, 0.0))
+fn rt_range<'a>(rts: impl IntoIterator<Item = &'a f64>) -> (f64, f64) {
+    crate::stats::range(rts.into_iter().copied()).unwrap_or((0.0, 0.0))
 }
 
 pub fn cell_from(
@@ -300,6 +297,7 @@ pub fn cell_from(
     let min = m.per_thread.iter().copied().min().unwrap_or(0);
     let max = m.per_thread.iter().copied().max().unwrap_or(0);
     let mean = m.per_thread.iter().sum::<u64>() as f64 / m.per_thread.len().max(1) as f64;
+    let rt = rt_range(&m.line_rt_ns);
     let per_s = |n: u64| {
         if m.elapsed_s > 0.0 {
             n as f64 / m.elapsed_s / 1000.0
@@ -351,8 +349,8 @@ pub fn cell_from(
             .iter()
             .map(|(k, &v)| (k.clone(), v as f64 / kop))
             .collect(),
-        line_rt_ns_min: rt_range(m.line_rt_ns.iter()).0,
-        line_rt_ns_max: rt_range(m.line_rt_ns.iter()).1,
+        line_rt_ns_min: rt.0,
+        line_rt_ns_max: rt.1,
     }
 }
 

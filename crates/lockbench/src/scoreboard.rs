@@ -29,6 +29,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::results::CellResult;
+use crate::stats::range;
 
 /// Serde for ratios that may be undefined (NaN: no cell to average): `null` in JSON.
 mod nan_null {
@@ -305,6 +306,8 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         line_rt_ns_max: 0.0,
         mixed_phase: 0,
     };
+    // Every probed round trip of the scored cells (the family's range).
+    let mut family_rts = Vec::new();
     for c in cells.iter().filter(in_family).filter(|c| c.lock == lock) {
         if c.wait_p999_ns > fam.worst_p999_ns {
             fam.worst_p999_ns = c.wait_p999_ns;
@@ -328,21 +331,13 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
             continue;
         }
         // The round trips of both sides' runs (0: not probed).
-        let rts = [c, *best]
-            .map(|x| (x.line_rt_ns_min, x.line_rt_ns_max))
-            .into_iter()
-            .filter(|&(lo, _)| lo > 0.0)
-            .fold(None, |r: Option<(f64, f64)>, (lo, hi)| {
-                Some(r.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))))
-            });
-        if let Some((lo, hi)) = rts {
-            fam.line_rt_ns_min = if fam.line_rt_ns_min > 0.0 {
-                fam.line_rt_ns_min.min(lo)
-            } else {
-                lo
-            };
-            fam.line_rt_ns_max = fam.line_rt_ns_max.max(hi);
-        }
+        let probed: Vec<f64> = [c, *best]
+            .iter()
+            .flat_map(|x| [x.line_rt_ns_min, x.line_rt_ns_max])
+            .filter(|&x| x > 0.0)
+            .collect();
+        let rts = range(probed.iter().copied());
+        family_rts.extend(probed);
         fam.cells.push(ScoreCell {
             threads: c.threads,
             cs_load: c.cs_load,
@@ -381,6 +376,7 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         .cloned();
     fam.compared = fam.cells.len();
     fam.mixed_phase = fam.cells.iter().filter(|c| c.mixed_phase).count();
+    (fam.line_rt_ns_min, fam.line_rt_ns_max) = range(family_rts).unwrap_or((0.0, 0.0));
     fam.won = fam.cells.iter().filter(|c| c.score >= 1.0).count();
     fam.cpu_ratio_geomean = geomean(fam.cells.iter().map(|c| c.cpu_ratio));
     fam.ceiling_8 = geomean(

@@ -199,6 +199,13 @@ pub fn bound_kops(best_one_thread_kops: f64, read_pct: u32, threads: usize, cpus
 }
 
 /// Median of a non-empty slice (mean of the middle two for even lengths).
+/// The smallest and largest of `v` (`None` when empty).
+pub fn range(v: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    v.into_iter().fold(None, |r, x| {
+        Some(r.map_or((x, x), |(lo, hi): (f64, f64)| (lo.min(x), hi.max(x))))
+    })
+}
+
 pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
@@ -236,6 +243,13 @@ pub fn pin_to(cpu: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn range_is_the_smallest_and_largest() {
+        assert_eq!(range([]), None);
+        assert_eq!(range([3.0]), Some((3.0, 3.0)));
+        assert_eq!(range([3.0, -1.5, 7.25, 2.0]), Some((-1.5, 7.25)));
+    }
 
     #[test]
     fn buckets_round_trip() {

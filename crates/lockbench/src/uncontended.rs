@@ -52,11 +52,7 @@ struct Runs {
 
 /// Median ([`crate::stats::median`], as the matrix's cells) and (min, max) of `v` (not empty).
 fn summary(v: &[f64]) -> (f64, f64, f64) {
-    let (lo, hi) = v
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-            (lo.min(x), hi.max(x))
-        });
+    let (lo, hi) = crate::stats::range(v.iter().copied()).unwrap_or((f64::NAN, f64::NAN));
     (crate::stats::median(v), lo, hi)
 }
 
