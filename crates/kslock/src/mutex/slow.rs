@@ -156,15 +156,11 @@ impl<P: MutexPolicy> RawMutex<P> {
         false
     }
 
-    /// Optimistic spinning as a non-waiter: join the OSQ, and as its head poll the lock while
-    /// the owner runs, within the lock's budget. `true` = acquired.
+    /// `try_lock_spin`'s spin as a non-waiter: join the OSQ, and as its head poll the lock
+    /// while the owner runs, within [`Spin::for_trylock`]'s budget. `true` = acquired.
     pub(super) fn optimistic_spin(&self, me: &'static ThreadRec) -> bool {
-        let spin = if ablate::on(Mech::TrylockSpinCap) {
-            Spin::capped(&self.stats, me, spin::FLOOR_NS)
-        } else {
-            Spin::new(&self.stats, me)
-        };
-        self.spin_with(me, spin).is_ok()
+        self.spin_with(me, Spin::for_trylock(&self.stats, me))
+            .is_ok()
     }
 
     /// [`optimistic_spin`](Self::optimistic_spin), saying why it failed: `Budget` when the

@@ -53,13 +53,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             return true;
         }
         let me = current();
-        // At most 1 µs, as the mutex's `try_lock_spin` (its doc, and the A/B below).
-        let spin = if crate::ablate::on(crate::ablate::Mech::TrylockSpinCap) {
-            Spin::capped(&self.stats, me, crate::spin::FLOOR_NS)
-        } else {
-            Spin::new(&self.stats, me)
-        };
-        self.write_can_spin() && self.write_spin_with(me, spin)
+        // At most 1 µs, as the mutex's `try_lock_spin` (its doc, and the A/B above).
+        self.write_can_spin() && self.write_spin_with(me, Spin::for_trylock(&self.stats, me))
     }
 
     /// Acquires the write lock, giving up at `timeout` from now.

@@ -456,10 +456,14 @@ impl<'a> Spin<'a> {
         Self::with_budget(stats, me, budget, true, false)
     }
 
-    /// [`Spin::new`] with the budget at most `cap_ns`, not fed into the statistics (they
-    /// estimate the lock's uncapped races).
-    pub(crate) fn capped(stats: &'a SpinStats, me: &'static ThreadRec, cap_ns: u32) -> Self {
-        let budget = stats.budget_ns(calib().cap_ns).min(cap_ns);
+    /// The spin of a `try_lock_spin` / `try_write_spin`: [`Spin::new`]'s budget, at most
+    /// [`FLOOR_NS`], and not fed into the statistics, which estimate the lock's uncapped races
+    /// (doc of `RawMutex::try_lock_spin`). With `KSLOCK_OFF=trylock_spin_cap`, [`Spin::new`].
+    pub(crate) fn for_trylock(stats: &'a SpinStats, me: &'static ThreadRec) -> Self {
+        if !crate::ablate::on(crate::ablate::Mech::TrylockSpinCap) {
+            return Self::new(stats, me);
+        }
+        let budget = stats.budget_ns(calib().cap_ns).min(FLOOR_NS);
         Self::with_budget(stats, me, budget, false, false)
     }
 

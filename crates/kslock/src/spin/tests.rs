@@ -171,15 +171,18 @@ fn a_parked_owner_stops_the_spin() {
 }
 
 #[test]
-fn a_capped_spin_stays_under_its_cap_and_teaches_nothing() {
+fn a_trylock_spin_stays_under_the_floor_and_teaches_nothing() {
+    if !crate::ablate::on(crate::ablate::Mech::TrylockSpinCap) {
+        return; // switched off: a trylock spin is a plain one
+    }
     let s = SpinStats::new();
     let me = thread::current();
     // No data yet: the uncapped budget would be half the spin cap, far above the floor.
-    let sp = Spin::capped(&s, me, FLOOR_NS);
+    let sp = Spin::for_trylock(&s, me);
     assert!(sp.budget_ns <= FLOOR_NS, "budget {} ns", sp.budget_ns);
     sp.failed(Stop::Budget);
     assert_eq!(s.estimates(), (0, 0), "a capped spin feeds no estimate");
-    let sp = Spin::capped(&s, me, FLOOR_NS);
+    let sp = Spin::for_trylock(&s, me);
     sp.succeeded();
     assert_eq!(s.estimates(), (0, 0), "nor does a capped spin that won");
 }
