@@ -22,6 +22,7 @@
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
 //! | `quick_yield_spins` | a writer whose yield before spinning returned at once (it ran nobody) spins next instead of yielding again (off: up to two yields on readers regardless) | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
+//! | `writer_gap_poll` | where the lock's spins win after short waits and nobody queues or spins, a writer that finds a writer owner polls the lock for up to ≈ 430 ns instead of yielding first | [`crate::rwsem`] `writer_gap_poll` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 
@@ -47,9 +48,10 @@ pub(crate) enum Mech {
     QuickYieldSpins = 1 << 17,
     QuietStop = 1 << 18,
     TrylockSpinCap = 1 << 19,
+    WriterGapPoll = 1 << 20,
 }
 
-const NAMES: [(&str, Mech); 18] = [
+const NAMES: [(&str, Mech); 19] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -68,6 +70,7 @@ const NAMES: [(&str, Mech); 18] = [
     ("quick_yield_spins", Mech::QuickYieldSpins),
     ("quiet_stop", Mech::QuietStop),
     ("trylock_spin_cap", Mech::TrylockSpinCap),
+    ("writer_gap_poll", Mech::WriterGapPoll),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

@@ -106,6 +106,8 @@ events! {
     rwsem_write_slow,
     /// A writer's optimistic spin took the lock.
     rwsem_write_spin_acquired,
+    /// A writer's gap poll took the lock (before its yield to a writer owner).
+    rwsem_write_gap_acquired,
     /// A spinning writer raised WRITER_WANT.
     rwsem_want_set,
     /// A spinning writer gave WRITER_WANT up without the lock.

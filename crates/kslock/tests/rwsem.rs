@@ -1102,3 +1102,76 @@ fn write_unlock_by_another_thread_panics() {
     // SAFETY: held by this thread.
     unsafe { l.write_unlock() };
 }
+
+/// Lock coupling, as lockbench's `tree`: every descent write-locks the root for a short
+/// section and leaves it, the case of the writer's gap poll (module doc of `kslock::rwsem`,
+/// "Meeting a writer"). Each node counts its write sections in a plain cell and flags its
+/// holder: a section that finds the flag set, or a lost count, fails the test.
+#[test]
+fn lock_coupled_writers_exclude_each_other() {
+    struct Node {
+        lock: RawRwSem,
+        inside: AtomicBool,
+        count: UnsafeCell<u64>,
+    }
+    // SAFETY: `count` is only touched under the node's write lock.
+    unsafe impl Sync for Node {}
+    fn section(n: &Node) {
+        assert!(!n.inside.swap(true, Relaxed), "two writers in one node");
+        // SAFETY: the write lock is held (checked just above).
+        unsafe { *n.count.get() += 1 };
+        n.inside.store(false, Relaxed);
+    }
+    const THREADS: usize = 4;
+    const OPS: u64 = 20_000;
+    let _g = heavy();
+    // 1 root, 4 children, 16 leaves.
+    let nodes: Arc<Vec<Node>> = Arc::new(
+        (0..21)
+            .map(|_| Node {
+                lock: RawRwSem::new(),
+                inside: AtomicBool::new(false),
+                count: UnsafeCell::new(0),
+            })
+            .collect(),
+    );
+    let ts: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let nodes = nodes.clone();
+            std::thread::spawn(move || {
+                let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ t as u64;
+                for _ in 0..OPS {
+                    let mut idx = 0;
+                    nodes[0].lock.write();
+                    for _ in 0..2 {
+                        section(&nodes[idx]);
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        let child = idx * 4 + 1 + (rng % 4) as usize;
+                        let coupled = nodes[child].lock.try_write_spin();
+                        // SAFETY: this thread holds the parent's write lock.
+                        unsafe { nodes[idx].lock.write_unlock() };
+                        if !coupled {
+                            nodes[child].lock.write();
+                        }
+                        idx = child;
+                    }
+                    section(&nodes[idx]);
+                    // SAFETY: this thread holds the leaf's write lock.
+                    unsafe { nodes[idx].lock.write_unlock() };
+                }
+            })
+        })
+        .collect();
+    for t in ts {
+        t.join().unwrap();
+    }
+    let total = THREADS as u64 * OPS;
+    // SAFETY: every thread has joined.
+    let counts: Vec<u64> = nodes.iter().map(|n| unsafe { *n.count.get() }).collect();
+    assert_eq!(counts[0], total);
+    assert_eq!(counts[1..5].iter().sum::<u64>(), total);
+    assert_eq!(counts[5..].iter().sum::<u64>(), total);
+    assert!(nodes.iter().all(|n| !n.lock.is_locked()));
+}

@@ -9,7 +9,9 @@ use crate::ablate::{self, Mech};
 use crate::chaos::{self, Site};
 use crate::events::{count, Event};
 use crate::policy::MutexPolicy;
-use crate::spin::{self, Spin, Stop, PRE_QUEUE_YIELDS};
+use crate::spin::{
+    self, pause, recheck_pauses, Spin, Stop, PRE_QUEUE_YIELDS, QUICK_POLLS, QUICK_SAME_OWNER,
+};
 use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
 use crate::thread::{current, owner_rec, Kind, ThreadRec, Turn, WaitSlot, WakeQ};
@@ -521,29 +523,3 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
     }
 }
-
-/// `n` pauses: the quick poll's waits (it never runs under loom, so no model yield).
-#[inline]
-fn pause(n: u32) {
-    for _ in 0..n {
-        core::hint::spin_loop();
-    }
-}
-
-/// The free re-check's wait (module doc, "Free re-check"), in calibrated pauses: 1/8 of R6's
-/// poll gap, the quick poll's widest spacing (≈ 108 ns, about one cross-CPU line transfer on
-/// the development VMs: [`crate::spin`], "Pauses are calibrated").
-fn recheck_pauses() -> u32 {
-    (spin::poll_gap_pauses() / QUICK_GAP_DIV).max(1)
-}
-
-/// The quick poll's bounds (module doc, "Quick poll"): at most 16 polls, 1, 2, then up to
-/// 1/8 of R6's poll gap apart (4 pauses of ≈ 27 ns on the AMD VM where it was tuned, ≈ 108
-/// ns: [`crate::spin`], "Pauses are calibrated"; ≈ 1.6 µs in all, a few short critical
-/// sections), and it stops after 3 polls in a row that see the same owner: an owner that
-/// re-locks back to back shows the same word for ever, and polling it every 4 pauses would
-/// pull its line away at every re-lock (tried: without this stop, 0.90–0.96× at CS load 1
-/// with no outside work).
-const QUICK_POLLS: u32 = 16;
-const QUICK_GAP_DIV: u32 = 8;
-const QUICK_SAME_OWNER: u32 = 3;

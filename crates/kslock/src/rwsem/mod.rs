@@ -269,6 +269,29 @@
 //! within three polls whether or not the holder batches. Not adopted; a signal for "the
 //! holder batches" that costs nothing is the open lead.
 //!
+//! **The writer's gap poll** (session 38; switch `KSLOCK_OFF=writer_gap_poll`): that signal,
+//! for writers meeting a writer, is the lock's own spin statistics. Where its spins win after
+//! short waits ([`crate::spin`]'s `wins_after_short_waits`: a success rate of at least 56/63,
+//! a mean spin of at most 1 µs) and nobody queues or spins, the writer polls `count` alone, 1,
+//! 2, then up to 4 pauses apart, and takes the lock at its first sight of it free; it yields as
+//! before when readers or `WRITER_WANT` show, when the owner sleeps, or after one owner held the
+//! lock for half a poll gap (≈ 430 ns, about a yield that runs nobody). Lock coupling is the
+//! case: in lockbench's `tree` every descent write-locks the root for ≈ 150 ns and leaves it, and
+//! the yield (0.5 µs with nobody else to run, more when it runs a thread that then meets the
+//! root too: 110 involuntary switches a kop at 8 threads) cost ≈ 30%. A/B on the AMD guest, one
+//! binary, `scripts/ab-ratio.py 3 "gap|old=KSLOCK_OFF:writer_gap_poll" -- workload tree --locks
+//! kslock-rwsem,parking-lot-rwlock,std-rwlock --threads 2,8,32 --secs 0.4 --warmup 0.1`, then
+//! the same with `matrix --locks kslock-rwsem,parking-lot-rwlock,std-rwlock,pthread-rwlock
+//! --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05`, kslock ÷
+//! best peer, medians of three alternated runs:
+//!
+//! | variant | `tree`, 2 / 8 / 32 threads (geo-mean) | matrix, 24 cells (geo-mean) |
+//! |---|---|---|
+//! | no writer yield on a writer at all | 0.72 / 0.63 / 0.67 → 0.89 / 0.89 / 0.89 (0.671 → 0.891) | 1.186 → 1.164 (90% reads, CS load 1, 8 / 96 threads: 1.33 / 1.37 → 1.17 / 1.11) |
+//! | gap poll with the mutex's free re-check (≈ 108 ns), ungated | 0.718 → 0.765 at 2 threads (the root idled for the re-check at every handover) | not run |
+//! | gap poll, no re-check, only while nobody queues or spins | 0.694 → 0.957 (0.93 / 0.94 / 1.00) | 1.172 → 1.160 (CS load 100, 90% reads, 8 / 32 threads: 1.30 / 1.37 → 1.24 / 1.32) |
+//! | the same, only where spins win after short waits (kept) | 0.676 → 0.882 (0.94 / 0.80 / 0.91) | 1.159 → 1.184 |
+//!
 //! Session 23 tried the other side of the same trade: a writer spinning on readers raises
 //! `WRITER_WANT` only after R/2 (or R: in effect never during the spin) instead of at once, so a
 //! thread that batches reads is not stopped at its next read. `scripts/ab-ratio.py 2` (one

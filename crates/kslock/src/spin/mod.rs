@@ -255,6 +255,35 @@ pub(crate) fn poll_gap_pauses() -> u32 {
     calib().gap_pauses
 }
 
+/// The free re-check's wait (mutex module doc, "Free re-check"; the rwsem writer's gap poll),
+/// in calibrated pauses: 1/8 of R6's poll gap, the quick polls' widest spacing (≈ 108 ns,
+/// about one cross-CPU line transfer on the development VMs: module doc, "Pauses are
+/// calibrated").
+pub(crate) fn recheck_pauses() -> u32 {
+    (poll_gap_pauses() / RECHECK_GAP_DIV).max(1)
+}
+
+/// [`recheck_pauses`]' share of the poll gap.
+const RECHECK_GAP_DIV: u32 = 8;
+
+/// The quick polls' bounds (mutex module doc, "Quick poll"; the rwsem writer's gap poll): at most 16 polls, 1, 2, then up to
+/// 1/8 of R6's poll gap apart (4 pauses of ≈ 27 ns on the AMD VM where it was tuned, ≈ 108
+/// ns: module doc, "Pauses are calibrated"; ≈ 1.6 µs in all, a few short critical
+/// sections), and it stops after 3 polls in a row that see the same owner: an owner that
+/// re-locks back to back shows the same word for ever, and polling it every 4 pauses would
+/// pull its line away at every re-lock (tried: without this stop, 0.90–0.96× at CS load 1
+/// with no outside work).
+pub(crate) const QUICK_POLLS: u32 = 16;
+pub(crate) const QUICK_SAME_OWNER: u32 = 3;
+
+/// `n` pauses: the quick polls' waits (they never run under loom, so no model yield).
+#[inline]
+pub(crate) fn pause(n: u32) {
+    for _ in 0..n {
+        core::hint::spin_loop();
+    }
+}
+
 /// The calibrated spin cap in ns (exposed for lockbench's environment record and tests).
 pub fn spin_cap_ns() -> u32 {
     calib().cap_ns
