@@ -292,6 +292,12 @@
 //! | gap poll, no re-check, only while nobody queues or spins | 0.694 → 0.957 (0.93 / 0.94 / 1.00) | 1.172 → 1.160 (CS load 100, 90% reads, 8 / 32 threads: 1.30 / 1.37 → 1.24 / 1.32) |
 //! | the same, only where spins win after short waits (kept) | 0.676 → 0.882 (0.94 / 0.80 / 0.91) | 1.159 → 1.184 |
 //!
+//! Tried and not kept: the same gate for a *reader* blocked by a writer (it spins at once
+//! instead of yielding first). `workload random` with outside work (`--threads 3,12,48
+//! --read-pct 50,90 --cs-load 1,20 --outside-load 20`, where std's rwlock wins and kslock's
+//! threads yield ≈ 240 times a kop at 12 threads) 0.914 → 0.908, the matrix 1.172 → 1.174:
+//! neither side moved past the runs' spread.
+//!
 //! Session 23 tried the other side of the same trade: a writer spinning on readers raises
 //! `WRITER_WANT` only after R/2 (or R: in effect never during the spin) instead of at once, so a
 //! thread that batches reads is not stopped at its next read. `scripts/ab-ratio.py 2` (one
