@@ -349,7 +349,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             pauses = (pauses * 2).min(widest);
             let c = self.count.load(Relaxed);
             if c & BUSY == 0 {
-                // Steal, WAITERS kept, as the spinners do.
+                // Steal, WAITERS kept, as the spinners do. Acquire pairs with the Release of
+                // the unlock that freed the lock.
                 if self
                     .count
                     .compare_exchange(c, c | WRITER_LOCKED, Acquire, Relaxed)
