@@ -88,9 +88,9 @@ fn many_timed_waiters_cancel_without_losing_the_untimed_one() {
     }
 }
 
-/// 200 holds of 500 ns (under the spin cap of a try_lock_spin, 1 µs) by a running owner, each met by one `try_lock_spin`: (wins, tries). The
-/// owner waits for each attempt before it locks again, so it never competes for the lock or
-/// the spinner slot itself.
+/// 200 holds of 500 ns (under the spin cap of a try_lock_spin, 1 µs) by a running owner, each
+/// met by one `try_lock_spin`: (wins, tries). The owner waits for each attempt before it locks
+/// again, so it never competes for the lock or the spinner slot itself.
 fn spin_against_running_owner(m: &Arc<RawMutex>) -> (usize, usize) {
     let m2 = m.clone();
     let held = Arc::new(AtomicBool::new(false));

@@ -327,10 +327,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// explore through the spins; the polls only multiply interleavings). `true` = acquired.
     fn writer_gap_poll(&self, me: &'static ThreadRec) -> bool {
         const BUSY: State = LOCK_MASK | HANDOFF | WRITER_WANT;
-        if cfg!(kslock_loom)
-            || !yield_on_writer()
-            || !crate::ablate::on(crate::ablate::Mech::WriterGapPoll)
-        {
+        // `yield_on_writer` is false under loom: no gap poll there either.
+        if !yield_on_writer() || !crate::ablate::on(crate::ablate::Mech::WriterGapPoll) {
             return false;
         }
         // A writer owner alone, nobody queued or spinning (with threads queued, a yield runs
