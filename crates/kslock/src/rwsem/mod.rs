@@ -302,6 +302,23 @@
 //! operations at 48 threads rose to 5.0–13.6 (from 1.3–2.2) and the p99.9 wait to 12.6 ms; the
 //! matrix needs the yields (the A/B above). The signal for when to skip them stays open.
 //!
+//! Session 39 gated both first yields (the writer's on readers and the reader's on a writer)
+//! at once, on the gap poll's gate (spins win after short waits, nobody queued or spinning;
+//! scratch switch). `scripts/ab-ratio.py 3 "gs,off=KSLOCK_OFF:gap_spin" -- workload random
+//! --locks kslock-rwsem,parking-lot-rwlock,std-rwlock,pthread-rwlock --threads 4,16,64
+//! --read-pct 50,90 --cs-load 5,50 --outside-load 20,200 --secs 0.25 --warmup 0.05`: geo-mean
+//! of the 24 cells 0.972 → 0.981, mean CS load 5 with outside load 20 at 16 / 64 threads and 50%
+//! reads 0.835 / 0.778 → 0.973 / 0.936 (max/min per-thread ops at 64 threads, 90% reads, up to
+//! 9.1). The same gate on the default matrix's rwsem cells (`matrix --threads 2,8,32,96
+//! --cs-load 1,20,100 --read-pct 50,90 --secs 0.3`): 1.159 → 1.093; CS load 20 at 90% reads
+//! gained (8 / 32 / 96 threads 1.25 / 1.24 / 1.31 → 1.45 / 1.33 / 1.42), CS load 1 lost (32 /
+//! 96 threads at 90% reads 1.17 / 1.25 → 0.96 / 0.95): the gate is true in both. The spin
+//! statistics do not tell a batching holder from one that works outside the lock. A second
+//! signal, the waiter's own time since it last left an rwsem slow path with the lock (two clock
+//! reads per slow path; yield first below 1 / 2 / 4 µs), did not either: matrix (16 cells, CS
+//! load 1 and 20) 1.134 → 1.081 / 1.080 / 1.130, the random cells 0.941 → 0.972 / 0.973 / 0.951.
+//! Neither kept.
+//!
 //! Session 23 tried the other side of the same trade: a writer spinning on readers raises
 //! `WRITER_WANT` only after R/2 (or R: in effect never during the spin) instead of at once, so a
 //! thread that batches reads is not stopped at its next read. `scripts/ab-ratio.py 2` (one
