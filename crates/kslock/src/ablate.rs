@@ -23,6 +23,7 @@
 //! | `quick_yield_spins` | a writer whose yield before spinning returned at once (it ran nobody) spins next instead of yielding again (off: up to two yields on readers regardless) | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
 //! | `writer_gap_poll` | where the lock's spins win after short waits and nobody queues or spins, a writer that finds a writer owner polls the lock for up to ≈ 430 ns instead of yielding first | [`crate::rwsem`] `writer_gap_poll` |
+//! | `quick_batch_stop` | a quick poll whose free re-check sees the owner take the mutex straight back stops, and the locker skips the OSQ spin for its pre-queue yields (off: the re-check counts as one same-owner poll) | [`crate::mutex`] `quick_poll`, `lock_slow` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 
@@ -49,9 +50,10 @@ pub(crate) enum Mech {
     QuietStop = 1 << 18,
     TrylockSpinCap = 1 << 19,
     WriterGapPoll = 1 << 20,
+    QuickBatchStop = 1 << 21,
 }
 
-const NAMES: [(&str, Mech); 19] = [
+const NAMES: [(&str, Mech); 20] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -71,6 +73,7 @@ const NAMES: [(&str, Mech); 19] = [
     ("quiet_stop", Mech::QuietStop),
     ("trylock_spin_cap", Mech::TrylockSpinCap),
     ("writer_gap_poll", Mech::WriterGapPoll),
+    ("quick_batch_stop", Mech::QuickBatchStop),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

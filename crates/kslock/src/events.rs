@@ -55,6 +55,8 @@ events! {
     mutex_wait_timeout,
     /// A locker's quick poll (before the OSQ) took the mutex.
     mutex_quick_acquired,
+    /// A locker's quick poll saw the owner re-lock within a line transfer and skipped the spin.
+    mutex_quick_batch,
     /// Run-limit yields (a thread that released mutexes with waiters for a window maximum).
     mutex_run_yield,
     /// Rotation yields owed (a contending thread, at most once per interval; `mutex::rotate`).

@@ -125,17 +125,53 @@
 //! # Quick poll
 //!
 //! A locker whose fast path failed first polls the lock word alone (`quick_poll`), if nobody
-//! spins in the OSQ and nobody waits: up to 16 polls, 1, 2, then up to an eighth of R6's
-//! calibrated poll gap apart (4 pauses on the AMD VM, [`crate::spin`]), taking the
-//! lock with one CAS when it is free, giving up after 3 polls in a row that show the same
-//! owner (a batching owner), on a sleeping owner or on a handover; then the OSQ spin as
-//! before. The OSQ spin costs four RMWs on the lock's only cache line (OSQ join and leave,
+//! spins in the OSQ and nobody waits: up to 16 polls, 1, 2, 4, … pauses apart up to R6's
+//! calibrated poll gap (32 pauses on the AMD VM, ≈ 864 ns, [`crate::spin`]; an eighth of it
+//! before session 40), taking the lock with one CAS when it is free, giving up after 3 polls
+//! in a row that show the same owner (a batching owner), on a sleeping owner or on a
+//! handover; then the OSQ spin as before. A free re-check (below) that sees the owner take
+//! the lock straight back also ends the poll, and that locker skips the OSQ spin: it goes to
+//! its pre-queue yields as after a spin that ran out on a running owner (`Quick::Batch`, switch
+//! `KSLOCK_OFF=quick_batch_stop`; session 40, below). The OSQ spin costs four RMWs on the lock's only cache line (OSQ join and leave,
 //! the spinner admission and the spin-time average) besides the CAS, and when the lock
 //! changes hands at every operation, as it does when each thread does a little work between
 //! two critical sections, those RMWs are most of an acquisition: 2 threads, CS load 1,
 //! `--outside-load 2`: 10–12k kops/s with 190 CPU ns/op against parking_lot's 18.9k and 106
-//! ns. The poll's bound: ≈ 60 pauses, ≈ 1.6 µs here; a herd of pollers on a many-core machine
-//! is limited by the same OSQ-empty check (a poller that finds a spinner goes to the OSQ).
+//! ns. The poll's bound: 1 + 2 + 4 + 8 + 16 + 11 × 32 = 383 pauses, ≈ 10 µs here (the spin
+//! cap is 4–40 µs), reached only where the same-owner stop is off (below) and the owner
+//! keeps changing; a herd of pollers on a many-core machine is limited by the same OSQ-empty
+//! check (a poller that finds a spinner goes to the OSQ).
+//!
+//! **Session 40: the spacing and the batch stop.** With a lock around nothing (CS load 0)
+//! the owner re-locks within a few ns, and every poll of its line costs it a line transfer at
+//! its next write: 65 ns between the guest's vCPUs in its near phase, ≈ 300 ns in its far
+//! phase (lockbench's round-trip probe), against ≈ 7 ns per operation alone. Polled every 4
+//! pauses, the owner stalled at almost every re-lock and the poller took the lock in one of
+//! its gaps: 35–104 handovers per kop at 2 threads (lock-events build; parking_lot 10–21,
+//! its waiter polls 3 times and then yields), and kslock ran at 0.3–0.5× parking_lot.
+//! Spacing the polls out to the poll gap leaves the owner its line between polls, and a
+//! proven re-lock sends the locker to yield and, with nobody else to run, to sleep, as
+//! parking_lot's waiter does. A/B on one binary per side (the old spacing and the batch stop
+//! switched by temporary environment variables; `scripts/ab-ratio.py 3 "head,q32,q32b" --
+//! matrix --locks kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32,96 --cs-load
+//! 0,1,20,100 --secs 0.3 --warmup 0.05`, kslock ÷ best peer, medians of three alternated
+//! runs; the machine was in mixed phases in most runs, single runs of a cell spread ±15%):
+//!
+//! | cells | old spacing, no batch stop | spacing to the poll gap | and the batch stop |
+//! |---|---|---|---|
+//! | CS load 0, 2 / 8 / 32 / 96 threads | 0.42 / 0.41 / 0.43 / 0.39 | 0.68 / 0.52 / 0.53 / 0.55 | 0.62 / 0.55 / 0.62 / 0.58 |
+//! | the default matrix's 12 mutex cells, geo-mean | 1.016 | 1.012 | 1.064 |
+//!
+//! The batch stop alone, with the old spacing (same command, CS load 0 and 1, 2 / 8 / 32
+//! threads): 0.655 → 0.666, within noise. Over 1 s at 32 / 96 threads, CS load 1 and 100,
+//! kslock's kops/s and max/min per-thread ops did not move (25.8k / 25.2k and 2.1–3.5 at CS
+//! load 1, old → new 25.8k / 25.4k and 2.3 / 3.5). The random workload (`workload random
+//! --threads 2,8,32 --cs-load 1,20 --outside-load 0,10,100`, three runs) did not move either
+//! (geo-mean 0.956 → 0.948 with the spacing alone): there the work outside the lock is
+//! ≈ 50 ns and the lock changes hands every 3 operations (332 handovers per kop at 8 threads,
+//! parking_lot 55, STARVED), the open gap of "a little work outside the lock" (README). CS
+//! load 0 stays at ≈ 0.6×: parking_lot's waiters sleep while one thread runs, and kslock's
+//! first spin still takes the lock in the owner's gaps before any re-check proves a batch.
 //!
 //! A/B (`KSLOCK_OFF=quick_poll`, the kslock mutex alone, `lockbench matrix --locks
 //! kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,2,10 --secs 0.6

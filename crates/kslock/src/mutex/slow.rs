@@ -10,11 +10,24 @@ use crate::chaos::{self, Site};
 use crate::events::{count, Event};
 use crate::policy::MutexPolicy;
 use crate::spin::{
-    self, pause, recheck_pauses, Spin, Stop, PRE_QUEUE_YIELDS, QUICK_POLLS, QUICK_SAME_OWNER,
+    self, pause, poll_gap_pauses, recheck_pauses, Spin, Stop, PRE_QUEUE_YIELDS, QUICK_POLLS,
+    QUICK_SAME_OWNER,
 };
 use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
 use crate::thread::{current, owner_rec, Kind, ThreadRec, Turn, WaitSlot, WakeQ};
+
+/// The quick poll's outcome.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quick {
+    /// It took the lock.
+    Won,
+    /// The free re-check saw the owner re-lock within a line transfer (a batching owner): the
+    /// locker skips the OSQ spin and goes to its pre-queue yields (module doc, "Quick poll").
+    Batch,
+    /// Neither: spin as usual.
+    Lost,
+}
 
 impl<P: MutexPolicy> RawMutex<P> {
     /// The trylock core (kernel `__mutex_trylock_common`): takes a free lock (keeping
@@ -92,27 +105,31 @@ impl<P: MutexPolicy> RawMutex<P> {
     }
 
     /// The quick poll (module doc, "Quick poll"): while nobody spins in the OSQ and nobody
-    /// waits, poll the lock word up to [`QUICK_POLLS`] times, a few pauses apart, and take the
-    /// lock when it is free, with no RMW on the lock's line but that CAS. Gives up when the
-    /// same owner (or the same free word) shows [`QUICK_SAME_OWNER`] polls in a row (an owner
-    /// that batches: leave it its line) unless the lock's spins win after short waits, when
-    /// the owner sleeps, or on a handover. Not run under loom: its one RMW is `try_acquire`,
-    /// which the models explore through the other spins, and its polls only multiply
-    /// interleavings. `true` = acquired.
-    fn quick_poll(&self, me: &'static ThreadRec) -> bool {
+    /// waits, poll the lock word up to [`QUICK_POLLS`] times, 1, 2, 4, … pauses apart up to
+    /// R6's poll gap, and take the lock when it is free, with no RMW on the lock's line but
+    /// that CAS. Gives up when the same owner (or the same free word) shows
+    /// [`QUICK_SAME_OWNER`] polls in a row (an owner that batches: leave it its line) unless
+    /// the lock's spins win after short waits, when the owner sleeps, or on a handover; says
+    /// [`Quick::Batch`] when the free re-check saw the owner take the lock straight back. Not
+    /// run under loom: its one RMW is `try_acquire`, which the models explore through the
+    /// other spins, and its polls only multiply interleavings.
+    fn quick_poll(&self, me: &'static ThreadRec) -> Quick {
         if cfg!(kslock_loom)
             || !ablate::on(Mech::QuickPoll)
             || self.osq.has_spinner()
             || !self.list.is_empty()
         {
-            return false;
+            return Quick::Lost;
         }
         let (mut pauses, mut last, mut same) = (1, 0, 0);
         // The owner the poll saw last (0 before it saw one) and whether a free word is
         // looked at again before the CAS (module doc, "Free re-check").
         let mut last_owned = owner_of(self.owner.load(Relaxed));
         let recheck = self.free_recheck();
-        let quick_max_pauses = recheck_pauses();
+        // The polls' spacing doubles up to R6's poll gap, the OSQ spinner's widest (module
+        // doc, "Quick poll"), and a free word is looked at again `recheck_pauses()` later.
+        let (widest, wait) = (poll_gap_pauses(), recheck_pauses());
+        let batch_stop = ablate::on(Mech::QuickBatchStop);
         // Where spins win after short waits, a streak of one owner is a section that ends soon,
         // not a batch (module doc, "Quick poll").
         let streak_stops =
@@ -126,7 +143,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             if owner == last {
                 same += 1;
                 if same == QUICK_SAME_OWNER && streak_stops {
-                    return false;
+                    return Quick::Lost;
                 }
             } else {
                 (last, same) = (owner, 0);
@@ -135,27 +152,31 @@ impl<P: MutexPolicy> RawMutex<P> {
                 if recheck && last_owned != 0 {
                     // Free right after an owner: does that owner take it straight back
                     // within about a line transfer?
-                    pause(quick_max_pauses);
+                    pause(wait);
                     let again = owner_of(self.owner.load(Relaxed));
                     if again == last_owned {
+                        // A re-lock within a line transfer: a batching owner, proven.
+                        if batch_stop {
+                            return Quick::Batch;
+                        }
                         same += 1;
                         last = again;
                         if same >= QUICK_SAME_OWNER && streak_stops {
-                            return false;
+                            return Quick::Lost;
                         }
                         continue;
                     }
                 }
                 if self.try_acquire(me, false).is_ok() {
-                    return true;
+                    return Quick::Won;
                 }
             } else if o & PICKUP != 0 || !owner_rec(owner).is_some_and(|r| !r.is_parked()) {
-                return false;
+                return Quick::Lost;
             }
             pause(pauses);
-            pauses = (pauses * 2).min(quick_max_pauses);
+            pauses = (pauses * 2).min(widest);
         }
-        false
+        Quick::Lost
     }
 
     /// `try_lock_spin`'s spin as a non-waiter: join the OSQ, and as its head poll the lock
@@ -273,7 +294,8 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             Err(_) => {}
         }
-        if self.quick_poll(me) {
+        let quick = self.quick_poll(me);
+        if quick == Quick::Won {
             count(Event::mutex_quick_acquired);
             return true;
         }
@@ -284,9 +306,17 @@ impl<P: MutexPolicy> RawMutex<P> {
         // only polls a batching owner's line. After a yield the locker spins again
         // (`KSLOCK_OFF=respin_after_yield`: it polls the lock once instead; module doc).
         let respin = ablate::on(Mech::RespinAfterYield);
-        let mut why = match self.counted_spin(me) {
-            Ok(()) => return true,
-            Err(why) => why,
+        // A proven batching owner is not spun on: the spin would poll its line (a transfer
+        // at each of its re-locks) and take the lock in its gaps; yield (and, with nobody
+        // else to run, queue) as after a spin that ran out on a running owner.
+        let mut why = if quick == Quick::Batch {
+            count(Event::mutex_quick_batch);
+            Stop::Budget
+        } else {
+            match self.counted_spin(me) {
+                Ok(()) => return true,
+                Err(why) => why,
+            }
         };
         let yields = if ablate::on(Mech::PreQueueYield) {
             PRE_QUEUE_YIELDS
