@@ -131,9 +131,10 @@
 //! in a row that show the same owner (a batching owner), on a sleeping owner or on a
 //! handover; then the OSQ spin as before. A free re-check (below) that sees the owner take
 //! the lock straight back also ends the poll, and that locker skips the OSQ spin: it goes to
-//! its pre-queue yields as after a spin that ran out on a running owner (`Quick::Batch`, switch
-//! `KSLOCK_OFF=quick_batch_stop`; session 40, below). The OSQ spin costs four RMWs on the lock's only cache line (OSQ join and leave,
-//! the spinner admission and the spin-time average) besides the CAS, and when the lock
+//! its pre-queue yields as after a spin that ran out on a running owner (`Quick::Batch`,
+//! switch `KSLOCK_OFF=quick_batch_stop`; session 40, below). The OSQ spin costs four RMWs on
+//! the lock's only cache line (OSQ join and leave, the spinner admission and the spin-time
+//! average) besides the CAS, and when the lock
 //! changes hands at every operation, as it does when each thread does a little work between
 //! two critical sections, those RMWs are most of an acquisition: 2 threads, CS load 1,
 //! `--outside-load 2`: 10–12k kops/s with 190 CPU ns/op against parking_lot's 18.9k and 106
@@ -161,6 +162,11 @@
 //! |---|---|---|---|
 //! | CS load 0, 2 / 8 / 32 / 96 threads | 0.42 / 0.41 / 0.43 / 0.39 | 0.68 / 0.52 / 0.53 / 0.55 | 0.62 / 0.55 / 0.62 / 0.58 |
 //! | the default matrix's 12 mutex cells, geo-mean | 1.016 | 1.012 | 1.064 |
+//!
+//! The same with two binaries (`b5a5e34` against `9f1ac93`, sides
+//! `"head=@target/head/release/lockbench,new"`, three runs): CS load 0 at 2 / 8 / 32 / 96 threads 0.44 / 0.45 / 0.42 / 0.43 → 0.56 / 0.55
+//! / 0.55 / 0.56; the 12 default cells 1.036 → 1.025, at 8+ threads 0.980 → 1.001 (single
+//! cells moved by up to ±0.25 both ways between the two runs: noise at this run length).
 //!
 //! The batch stop alone, with the old spacing (same command, CS load 0 and 1, 2 / 8 / 32
 //! threads): 0.655 → 0.666, within noise. Over 1 s at 32 / 96 threads, CS load 1 and 100,
