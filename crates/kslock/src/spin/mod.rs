@@ -269,10 +269,11 @@ const RECHECK_GAP_DIV: u32 = 8;
 /// The quick polls' bounds (mutex module doc, "Quick poll"; the rwsem writer's gap poll): at
 /// most 16 polls, 1, 2, 4, … pauses apart, up to R6's poll gap for the mutex (32 pauses of
 /// ≈ 27 ns on the AMD VM where it was tuned, ≈ 864 ns, ≈ 10 µs in all) and up to
-/// [`recheck_pauses`] for the rwsem writer (≈ 108 ns, ≈ 1.6 µs in all); and the mutex's poll
-/// stops after 3 polls in a row that see the same owner: an owner that re-locks back to back
-/// shows the same word for ever, and polling it would pull its line away at every re-lock
-/// (tried: without this stop, 0.90–0.96× at CS load 1 with no outside work).
+/// [`recheck_pauses`] for the rwsem writer (≈ 108 ns; it also stops once one owner held the
+/// lock for half a poll gap of pauses); and the mutex's poll stops after 3 polls in a row
+/// that see the same owner: an owner that re-locks back to back shows the same word for
+/// ever, and polling it would pull its line away at every re-lock (tried: without this
+/// stop, 0.90–0.96× at CS load 1 with no outside work).
 pub(crate) const QUICK_POLLS: u32 = 16;
 pub(crate) const QUICK_SAME_OWNER: u32 = 3;
 
