@@ -24,6 +24,7 @@
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
 //! | `writer_gap_poll` | where the lock's spins win after short waits and nobody queues or spins, a writer that finds a writer owner polls the lock for up to ≈ 430 ns instead of yielding first | [`crate::rwsem`] `writer_gap_poll` |
 //! | `quick_batch_stop` | a quick poll whose free re-check sees the owner take the mutex straight back stops, and the locker skips the OSQ spin for its pre-queue yields (off: the re-check counts as one same-owner poll) | [`crate::mutex`] `quick_poll`, `lock_slow` |
+//! | `spin_batch_stop` | a spinner (OSQ head, queue head, `try_lock_spin`) whose free re-check sees the owner take the mutex straight back stops its spin as if its budget ran out (off: it spins on) | [`crate::mutex`] `spin_on_owner` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 
@@ -51,9 +52,10 @@ pub(crate) enum Mech {
     TrylockSpinCap = 1 << 19,
     WriterGapPoll = 1 << 20,
     QuickBatchStop = 1 << 21,
+    SpinBatchStop = 1 << 22,
 }
 
-const NAMES: [(&str, Mech); 20] = [
+const NAMES: [(&str, Mech); 21] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -74,6 +76,7 @@ const NAMES: [(&str, Mech); 20] = [
     ("trylock_spin_cap", Mech::TrylockSpinCap),
     ("writer_gap_poll", Mech::WriterGapPoll),
     ("quick_batch_stop", Mech::QuickBatchStop),
+    ("spin_batch_stop", Mech::SpinBatchStop),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

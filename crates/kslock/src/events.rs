@@ -57,6 +57,8 @@ events! {
     mutex_quick_acquired,
     /// A locker's quick poll saw the owner re-lock within a line transfer and skipped the spin.
     mutex_quick_batch,
+    /// A spinner's free re-check saw the owner re-lock; the spin stopped (budget).
+    mutex_spin_batch,
     /// Run-limit yields (a thread that released mutexes with waiters for a window maximum).
     mutex_run_yield,
     /// Rotation yields owed (a contending thread, at most once per interval; `mutex::rotate`).

@@ -81,6 +81,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         let rec = owner_rec(owner).ok_or(Stop::OwnerNotRunning)?;
         let recheck = !handoff && self.free_recheck();
         let recheck_bounded = ablate::on(Mech::RecheckBound);
+        let batch_stop = ablate::on(Mech::SpinBatchStop);
         loop {
             let mut o = self.owner.load(Relaxed);
             if recheck && o == 0 && (!recheck_bounded || spin.in_first_half()) {
@@ -92,6 +93,12 @@ impl<P: MutexPolicy> RawMutex<P> {
                     spin.step()?;
                 }
                 o = self.owner.load(Relaxed);
+                if owner_of(o) == owner && batch_stop {
+                    // The owner took it straight back: a batching owner, proven. Leave it
+                    // its line (module doc, "Quick poll", the spin's batch stop).
+                    count(Event::mutex_spin_batch);
+                    return Err(Stop::Budget);
+                }
             }
             if owner_of(o) != owner {
                 return Ok(());
