@@ -211,7 +211,8 @@
 //! spinner (the quick poll after it has seen an owner, and the OSQ spin) that finds the lock free
 //! does not CAS at once: it looks again `recheck_pauses()` later (1/8 of R6's poll gap, the quick
 //! poll's widest spacing, ≈ 108 ns: about one cross-CPU line transfer) and takes the lock only if
-//! it is still free; the same owner back counts as a poll of a batching owner. An owner that
+//! it is still free; the same owner back ends the quick poll or the spin (since session 40,
+//! "Quick poll" above; before, it counted as one poll of a batching owner). An owner that
 //! re-locks faster than a handover costs keeps its batch: with a lock around nothing (CS load 0)
 //! every poll saw the lock free in the owner's few-ns gap and the lock moved between the CPUs every
 //! 40–70 operations (14–27 handovers per kop against parking_lot's 4–6), at 0.4–0.6x parking_lot.
