@@ -25,6 +25,7 @@
 //! | `writer_gap_poll` | where the lock's spins win after short waits and nobody queues or spins, a writer that finds a writer owner polls the lock for up to ≈ 430 ns instead of yielding first | [`crate::rwsem`] `writer_gap_poll` |
 //! | `quick_batch_stop` | a quick poll whose free re-check sees the owner take the mutex straight back stops, and the locker skips the OSQ spin for its pre-queue yields (off: the re-check counts as one same-owner poll) | [`crate::mutex`] `quick_poll`, `lock_slow` |
 //! | `spin_batch_stop` | a spinner (OSQ head, queue head, `try_lock_spin`) whose free re-check sees the owner take the mutex straight back stops its spin as if its budget ran out (off: it spins on) | [`crate::mutex`] `spin_on_owner` |
+//! | `writer_window` | a queued head writer that loses its retry to a writer owner sets `WOKEN` again and sleeps on its fairness window's timer, so that no unlock wakes it before the window ends, then reserves the lock; meanwhile the writer that released last re-takes the lock from its fast path for up to the window minimum (off: the head clears `WOKEN`, and the next unlock wakes it again) | [`crate::rwsem`] `write_contended`, `write`, `write_unlock` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
 
@@ -53,9 +54,10 @@ pub(crate) enum Mech {
     WriterGapPoll = 1 << 20,
     QuickBatchStop = 1 << 21,
     SpinBatchStop = 1 << 22,
+    WriterWindow = 1 << 23,
 }
 
-const NAMES: [(&str, Mech); 21] = [
+const NAMES: [(&str, Mech); 22] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -77,6 +79,7 @@ const NAMES: [(&str, Mech); 21] = [
     ("writer_gap_poll", Mech::WriterGapPoll),
     ("quick_batch_stop", Mech::QuickBatchStop),
     ("spin_batch_stop", Mech::SpinBatchStop),
+    ("writer_window", Mech::WriterWindow),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

@@ -112,6 +112,8 @@ events! {
     rwsem_write_spin_acquired,
     /// A writer's gap poll took the lock (before its yield to a writer owner).
     rwsem_write_gap_acquired,
+    /// The turn holder re-took the rwsem from its fast path past a head asleep on its window.
+    rwsem_write_turn_acquired,
     /// A spinning writer raised WRITER_WANT.
     rwsem_want_set,
     /// A spinning writer gave WRITER_WANT up without the lock.

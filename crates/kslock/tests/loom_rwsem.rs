@@ -60,6 +60,25 @@ fn rrw<P: RwSemPolicy>() {
     });
 }
 
+/// The head writer's window and the turn (module doc of `kslock::rwsem`, "A woken head
+/// sleeps out its window"): one writer locks three times while another queues, so the head
+/// can lose its woken retry to a re-lock, sleep on its window with `WOKEN` kept (no unlock
+/// wakes it; its timer does), and the releaser re-take the lock through its turn.
+#[test]
+fn loom_rwsem_writer_window() {
+    loom::model(|| {
+        let g = G::<DefaultPolicy>::new();
+        let a = spawn(&g, |g| {
+            g.write();
+            g.write();
+            g.write();
+        });
+        g.write();
+        a.join().unwrap();
+        g.done(4);
+    });
+}
+
 #[test]
 fn loom_rwsem_writer_reader_writer() {
     rw::<DefaultPolicy>();

@@ -13,7 +13,7 @@
 //! | 0 | `WRITER_LOCKED` | a writer holds the lock | set by the writer's CAS (fast path, spinner, `try_write_lock` under the wait_lock); cleared by `write_unlock` / `downgrade` (the holder) |
 //! | 1 | `WAITERS` | the wait list is non-empty (unlock must wake) | set and cleared **only under the wait_lock**, in the same RMW as the list change's count effect |
 //! | 2 | `HANDOFF` | the lock is reserved for the head waiter: no fast-path reader, stealing reader, spinning or non-first writer may take it | set **only under the wait_lock** (a writer past its timeout in `try_write_lock`; `mark_wake` when a writer stole the lock from a head reader past its timeout; a fair unlock, `reserve_for_head`); cleared only under the wait_lock (the head takes the lock, readers are granted, or the list empties) |
-//! | 3 | `WOKEN` | a wakeup of the head **writer** is in flight: unlocks skip `rwsem_wake` (no wait_lock, no second wake); not a kernel bit (Go's `mutexWoken`, kslock's mutex `WOKEN`) | set under the wait_lock by `mark_wake` when it queues the head writer's wakeup | cleared under the wait_lock by a queued writer before each retry, and when a waiter leaves the list |
+//! | 3 | `WOKEN` | a wakeup of the head **writer** is in flight, or the head writer sleeps on its window's timer: unlocks skip `rwsem_wake` (no wait_lock, no second wake); not a kernel bit (Go's `mutexWoken`, kslock's mutex `WOKEN`) | set under the wait_lock by `mark_wake` when it queues the head writer's wakeup, and by the head writer itself after a lost retry against a writer owner ("A woken head sleeps out its window") | cleared under the wait_lock by a queued writer before each retry, and when a waiter leaves the list |
 //! | 4 | `WRITER_WANT` | a running writer (the OSQ holder) waits for the readers to drain: no fast-path, spinning or granted reader joins; not a kernel bit (parking_lot's writer bit set while readers drain plays this part) | the OSQ-holding writer, when it finds the lock held by readers only (RMW) | the same writer: in the CAS that takes the lock, or when its spin ends without it (`drop_want`, which then wakes the waiters an unlock of its own would have woken) |
 //! | 5 | `UPGRADING` | the upgradable holder waits for the other readers to leave so it can turn its bias into the writer bit: no fast-path, spinning, stealing or granted reader joins (recursive reads still do) | the upgradable holder (RMW) in `upgrade` | the same holder: in the CAS that makes it the writer, or when a timed upgrade gives up |
 //! | 6–7 | — | reserved (0) | — |
@@ -63,6 +63,7 @@
 //! |------|---------|------------|
 //! | 0 `OWNER_READER` | READER_OWNED: readers hold (or last held) the lock; the address names the last reader | readers on acquire (only if the word changes), `mark_wake` on a grant, `downgrade` |
 //! | 1 `OWNER_NONSPINNABLE` | a writer spun on these readers past its bound: writers queue at once until readers next drain | set by a spinning writer (CAS, only while still reader-owned); cleared when a reader unlock or an enqueue finds the lock free, or by a writer's owner store |
+//! | 2 `OWNER_TURN` | the writer named released the lock while the head writer slept on its window: its fast path may take the lock back past the head ("A woken head sleeps out its window"); never names a holder (`writer_owner` reads it as none) | the releasing writer (CAS from 0, after its release) | any owner store (a writer that takes the lock, a reader's `set_reader_owned`) |
 //! | 7–63 | the owner's `ThreadRec` address (128-aligned, type-stable) or 0 | a writer stores itself after acquiring and 0 before releasing `count` |
 //!
 //! In user space nothing disables preemption, so `owner` can lag `count` arbitrarily (a writer
@@ -403,6 +404,54 @@
 //! bound holds even under a stream of spinning readers (S4 `On`), which never let the count drop
 //! to zero and so never trigger an unlock wakeup.
 //!
+//! **A woken head sleeps out its window** (session 41; switch `KSLOCK_OFF=writer_window`): a
+//! head writer that an unlock woke and that then loses its retry to a writer (the owner took
+//! the lock straight back) sets `WOKEN` again before it sleeps, and sleeps on a timer at its
+//! fairness window's end ([`crate::fairness::handoff_at`] from its queueing, taken at its first
+//! such loss: 40 µs–1 ms, which also becomes its handoff timeout). Unlocks skip the wake while
+//! `WOKEN` is set, so the owner batches without a futex wake per release; when the timer fires
+//! the head's retry raises `HANDOFF` against the writer and it spins for the handover, as a
+//! head past its timeout always did. Before, every release woke the head again: write-only, CS
+//! load 100, 2 / 8 threads, 159 / 202 wakes and as many sleeps a kop on the unlocker's path
+//! (lock-events build), 0.70x std at 8 threads. If the `fetch_or` that sets `WOKEN` finds the
+//! writer gone, the head retries at once instead; a lock left free by a writer that does not
+//! come back stays free until the timer, at most the window (the mutex's successor waits the
+//! same way: the module doc of `kslock::mutex`'s `turn`).
+//!
+//! The window keeps `WAITERS` set, so every other writer's fast path fails. A writer whose
+//! release finds `WAITERS | WOKEN` therefore marks the owner word `OWNER_TURN` (CAS from 0,
+//! after its release; any later owner store replaces it), and its fast path takes the lock back
+//! from that state in one CAS (`WAITERS` and `WOKEN` kept, as a spinner's steal does) while the
+//! mark is its own and its run of such re-takes is younger than the window minimum
+//! ([`crate::fairness::window_ns`], ≈ 40 µs here: the same bound as a mutex turn's shortest
+//! window); past that it competes from the slow path like anyone, where the run ends. Without
+//! the run limit the turn holder took 961 of every 1000 acquisitions at 32 threads, CS load 100,
+//! and the write-only cells at 32 / 96 threads were STARVED over 1 s; without the turn (the
+//! window alone) the CS load 20 write-only cells lost 4–13% to the slow path's yields (README,
+//! "Known gaps"). The turn is a hint only: a stale mark costs one failed CAS, and readers never
+//! look at it.
+//!
+//! A/B on one binary (`scripts/ab-ratio.py 3 "turn|off=KSLOCK_OFF:writer_window" -- matrix
+//! --locks kslock-rwsem,std-rwlock,parking-lot-rwlock,pthread-rwlock --threads 2,8,32,96
+//! --cs-load 1,20,100 --read-pct 0,50[,90] --secs 0.3 --warmup 0.05`, the AMD guest, kslock ÷
+//! best peer, medians of three runs; two invocations):
+//!
+//! | cells | off | on |
+//! |---|---|---|
+//! | 0% reads, CS load 100, 2 / 8 threads | 0.98 / 0.71, 0.97 / 0.65 | 1.13 / 0.99, 1.13 / 0.97 |
+//! | 0% reads, CS load 20, 2 / 8 threads | 1.10 / 1.02, 1.03 / 1.00 | 1.17 / 1.07, 1.13 / 1.04 |
+//! | 0% reads, 12 cells at 8+ threads, geo-mean | 0.961, 0.940 | 0.973, 0.986 |
+//! | 50% reads, 12 cells at 8+ threads, geo-mean | 1.107, 1.086 | 1.085, 1.097 |
+//! | 90% reads, 12 cells at 8+ threads, geo-mean (first invocation) | 1.249 | 1.237 |
+//! | all cells, geo-mean | 1.093 (36), 1.026 (24) | 1.083, 1.047 |
+//!
+//! The 50%- and 90%-read cells move within the runs' spread (single CS load 1 cells by up to
+//! ±0.1 between invocations). Over 1 s (`lockbench matrix --locks kslock-rwsem --threads 32,96
+//! --cs-load 20,100 --read-pct 0,50 --secs 1`, two runs per side) max/min per-thread ops were
+//! 1.1–2.4 with the window and 1.1–2.7 without; the p99.9 wait of the write-only cells at
+//! 32–96 threads and CS load 20 / 100 rises from 0.9–4.7 ms to 3.7–8.4 ms (first invocation:
+//! a head waits out its window).
+//!
 //! **Wakeup** (`mark_wake`, wait_lock held): a head writer is woken (never granted; it re-competes
 //! and a spinner may win). A head reader is granted together with every queued reader (≤ 256,
 //! also those behind writers): pass 1 adds the biases of all of them to `count`, pass 2 unlinks
@@ -540,7 +589,9 @@ const WAITERS: State = 1 << 1;
 /// No lost wakeup: an unlock skips `wake` only if its count RMW saw `WOKEN`; the woken writer
 /// clears `WOKEN` (an RMW on the same word) before it retries, so either its retry sees that
 /// unlock or a later unlock sees `WOKEN` clear and wakes the head again. A waiter leaving the
-/// list clears it, so a wakeup owed to a departed head is re-sent to the new one.
+/// list clears it, so a wakeup owed to a departed head is re-sent to the new one. A head that
+/// sets it again for its window sleeps on a timer, so its sleep ends without a wake (module
+/// doc, "A woken head sleeps out its window").
 const WOKEN: State = 1 << 3;
 /// The lock is reserved for the head waiter (wait_lock held to change).
 const HANDOFF: State = 1 << 2;
@@ -580,8 +631,11 @@ const MAX_HANDOFF_DROPS: u32 = 2;
 /// re-raises it (0.5 ms with the kernel's 4 ms): with `MAX_HANDOFF_DROPS` = 2 this adds at
 /// most a quarter of the handoff timeout to the writer's bound.
 const REARM_DIV: u64 = 8;
+/// `owner`: the writer named released the lock while the head writer slept on its window, and
+/// holds the turn: only it may take the lock past the sleeping head from its fast path.
+const OWNER_TURN: u64 = 1 << 2;
 /// `owner`: the flag bits.
-const OWNER_FLAGS: u64 = OWNER_READER | OWNER_NONSPINNABLE;
+const OWNER_FLAGS: u64 = OWNER_READER | OWNER_NONSPINNABLE | OWNER_TURN;
 const _: () = assert!(OWNER_FLAGS & !thread::OWNER_FLAGS == 0);
 
 /// `aux` (S0 `WakeFlag`): an unlocker is waking; others may return at once.
@@ -660,7 +714,7 @@ fn yield_on_writer() -> bool {
 /// Release/Acquire table ([`thread::owner_rec`]), not through this word.
 #[inline]
 fn writer_owner(o: u64) -> Option<&'static ThreadRec> {
-    if o & OWNER_READER != 0 {
+    if o & (OWNER_READER | OWNER_TURN) != 0 {
         return None;
     }
     thread::owner_rec(o & !OWNER_FLAGS)

@@ -14,15 +14,51 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// Acquires the write lock, spinning or sleeping if needed (`down_write`).
     #[inline]
     pub fn write(&self) {
-        if self
+        match self
             .count
             .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
-            .is_ok()
         {
-            self.owner.store(current_word(), Release);
-            return;
+            Ok(_) => self.owner.store(current_word(), Release),
+            Err(c) if c & !(WAITERS | WOKEN) == 0 && c & WOKEN != 0 && self.take_turn(c) => {}
+            Err(_) => {
+                self.write_contended(None);
+            }
         }
-        self.write_contended(None);
+    }
+
+    /// The turn holder's re-lock (module doc, "A woken head sleeps out its window"): the
+    /// lock is free with a head writer asleep on its window (or its wakeup in flight, `c`),
+    /// and if this thread released it last with the turn it takes it, `WAITERS` and `WOKEN`
+    /// kept, as a spinner would. `true` = acquired.
+    #[cold]
+    #[inline(never)]
+    fn take_turn(&self, c: State) -> bool {
+        let rec = current();
+        let me = rec.owner_word();
+        if self.owner.load(Relaxed) != me | OWNER_TURN
+            || !crate::ablate::on(crate::ablate::Mech::WriterWindow)
+        {
+            return false;
+        }
+        let (lock, since) = rec.batch();
+        if lock != self.addr()
+            || !(cfg!(kslock_loom)
+                || sys::now_ns().saturating_sub(since) < crate::fairness::window_ns().0)
+        {
+            return false; // the turn is over: compete from the slow path
+        }
+        // Acquire pairs with the Release of the unlock that freed the lock (our own, or a
+        // reader's after us).
+        if self
+            .count
+            .compare_exchange(c, c | WRITER_LOCKED, Acquire, Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        self.owner.store(me, Release);
+        events::count(Ev::rwsem_write_turn_acquired);
+        true
     }
 
     /// Takes the write lock only if the lock is entirely free (no holder, no waiter).
@@ -89,7 +125,28 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         };
         if old & (WAITERS | WOKEN) == WAITERS {
             self.wake();
+        } else if old & (WAITERS | WOKEN) == WAITERS | WOKEN {
+            self.note_turn();
         }
+    }
+
+    /// A release while the head writer sleeps on its window: this thread holds the turn
+    /// (`OWNER_TURN`), unless another thread took the lock and published itself meanwhile.
+    #[cold]
+    #[inline(never)]
+    fn note_turn(&self) {
+        let rec = current();
+        if rec.batch().0 != self.addr() {
+            rec.set_batch(self.addr(), sys::now_ns());
+        }
+        let _ = self
+            .owner
+            .compare_exchange(0, rec.owner_word() | OWNER_TURN, Relaxed, Relaxed);
+    }
+
+    /// This lock's address (the turn run's key).
+    fn addr(&self) -> usize {
+        self as *const Self as usize
     }
 
     /// Turns the write lock into a read lock without letting a writer in between, and lets
@@ -380,6 +437,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         chaos::point(Site::WriteContended);
         events::count(Ev::rwsem_write_slow);
         let me = current();
+        if me.batch().0 != 0 {
+            me.set_batch(0, 0); // a turn run ends at the slow path
+        }
         if self.writer_gap_poll(me) {
             return true;
         }
@@ -409,9 +469,11 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         events::count(Ev::rwsem_write_queued);
         let slot = WaitSlot::new(me, Kind::Write, 0);
         let w = slot.node();
-        w.set_timeout_ns(sys::now_ns().saturating_add(P::HANDOFF_NS));
+        let queued_at = sys::now_ns();
+        w.set_timeout_ns(queued_at.saturating_add(P::HANDOFF_NS));
         let mut wq = Wq::new();
         let mut dropped_handoffs = 0;
+        let mut windowed = false;
         self.wait_lock.lock(me, &self.stats);
         // SAFETY: wait_lock held; `w` stays here until it unlinks itself under the wait_lock.
         if unsafe { self.wait_list.push_back(w) } {
@@ -445,6 +507,15 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 }
                 Err(handoff) => handoff,
             };
+            // SAFETY: wait_lock held; `w` is linked.
+            let kept = if handoff {
+                None
+            } else {
+                unsafe { self.keep_woken(w, queued_at, &mut windowed) }
+            };
+            if kept == Some(false) {
+                continue; // the writer owner left: retry (wait_lock held)
+            }
             self.wait_unlock(me, &mut wq);
             if !(handoff && self.first_waiter_spin(me)) {
                 let mut rearm = None;
@@ -476,7 +547,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 }
                 let timer = if rearm.is_some() {
                     rearm
-                } else if HANDOFF_TIMER && !handoff && sys::now_ns() < w.timeout_ns() {
+                } else if kept == Some(true)
+                    || HANDOFF_TIMER && !handoff && sys::now_ns() < w.timeout_ns()
+                {
                     Some(w.timeout_ns())
                 } else {
                     None
@@ -497,6 +570,49 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             }
             self.wait_lock.lock(me, &self.stats);
         }
+    }
+
+    /// The head writer's window (module doc, "A woken head sleeps out its window"; switch
+    /// `writer_window`): a head writer that just lost its retry to a writer owner sets `WOKEN`
+    /// again, so that the owner's unlocks skip the wake while it batches, and sleeps on its
+    /// window's timer (the caller's `timer`), after which its retry reserves the lock. The
+    /// window is [`crate::fairness::handoff_at`] from the first such loss (`windowed`), and
+    /// it also becomes the writer's handoff timeout. `None`: not kept (not the head, not a
+    /// writer owner, or the window is over); `Some(true)`: kept; `Some(false)`: the owner
+    /// released meanwhile, retry now (`WOKEN` is cleared by the retry).
+    ///
+    /// Under loom the clock is frozen, so the window is kept once per wait, which explores
+    /// an unlock that skips its wake while the head sleeps on a timer.
+    ///
+    /// # Safety
+    /// The wait_lock is held and `w` is linked.
+    unsafe fn keep_woken(&self, w: &Waiter, queued_at: u64, windowed: &mut bool) -> Option<bool> {
+        if !crate::ablate::on(crate::ablate::Mech::WriterWindow)
+            || !self.wait_list.is_first(w)
+            || self.count.load(Relaxed) & (WRITER_LOCKED | HANDOFF) != WRITER_LOCKED
+        {
+            return None;
+        }
+        let first = !*windowed;
+        *windowed = true;
+        // (Not under loom, whose frozen clock would make every such head due at once.)
+        if first && !cfg!(kslock_loom) {
+            let end = crate::fairness::handoff_at(queued_at, sys::now_ns());
+            // The timeout is read under the wait_lock (`mark_wake`), which we hold.
+            w.set_timeout_ns(w.timeout_ns().min(end));
+        }
+        let open = if cfg!(kslock_loom) {
+            first
+        } else {
+            sys::now_ns() < w.timeout_ns()
+        };
+        if !open {
+            return None;
+        }
+        // WOKEN is set only under the wait_lock (held) and our retry cleared it. Relaxed as the
+        // retry's clear: count's RMW order decides which unlocks see it (`WOKEN`'s doc).
+        let old = self.count.fetch_or(WOKEN, Relaxed);
+        Some(old & WRITER_LOCKED != 0)
     }
 
     /// `try_write_lock` (kernel-locks.md A.4 4) for the queued writer `w`. `Err(true)`: `w`

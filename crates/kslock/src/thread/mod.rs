@@ -41,6 +41,7 @@
 //! | `waiter_busy` | 1 while the record's wait node is in use | the thread | the thread |
 //! | `turn_lock`, `turn_end`, `turn_succ`, `turn_yielded` | the mutex the thread holds a turn with (0 = none), the turn's end (ns), the successor's id, whether the owner yielded for its sleeping successor this turn | the thread (copied from its wait node at a pick-up) | the thread (`crate::mutex::turn`) |
 //! | `last_check` | when the thread last read its clock at a mutex release (ns) | the thread | the thread |
+//! | `batch_lock`, `batch_since` | the rwsem whose turn the thread runs (0 = none) and when the run began (ns) | the thread (a release during a head writer's window; its slow path ends the run) | the thread (`crate::rwsem`, "A woken head sleeps out its window") |
 //!
 //! # The wait node ([`Waiter`])
 //!
@@ -397,6 +398,10 @@ pub(crate) struct ThreadRec {
     turn_succ: AtomicU32,
     turn_yielded: AtomicU32,
     last_check: AtomicU64,
+    /// The rwsem whose turn this thread runs (`crate::rwsem`, "A woken head sleeps out its
+    /// window"; 0 = none) and when the run began (ns). Only the thread itself.
+    batch_lock: AtomicUsize,
+    batch_since: AtomicU64,
     /// The wait node.
     waiter: Waiter,
     /// OSQ node used by `Packed` queues.
@@ -424,6 +429,8 @@ impl ThreadRec {
                 window_start: AtomicU64::new(0),
                 running_since: AtomicU64::new(0),
                 turn_lock: AtomicUsize::new(0),
+                batch_lock: AtomicUsize::new(0),
+                batch_since: AtomicU64::new(0),
                 turn_end: AtomicU64::new(0),
                 turn_succ: AtomicU32::new(0),
                 turn_yielded: AtomicU32::new(0),
@@ -489,6 +496,23 @@ impl ThreadRec {
     #[inline]
     pub(crate) fn reset_running_since(&self, now: u64) {
         self.running_since.store(now, Relaxed);
+    }
+
+    /// rwsem: the lock whose turn this thread runs and when the run began (0 = none; only the
+    /// thread itself).
+    #[inline]
+    pub(crate) fn batch(&self) -> (usize, u64) {
+        (
+            self.batch_lock.load(Relaxed),
+            self.batch_since.load(Relaxed),
+        )
+    }
+
+    /// rwsem: starts (or with `lock` 0 ends) this thread's turn run (only the thread itself).
+    #[inline]
+    pub(crate) fn set_batch(&self, lock: usize, since: u64) {
+        self.batch_lock.store(lock, Relaxed);
+        self.batch_since.store(since, Relaxed);
     }
 
     /// Sets this thread's mutex turn with the mutex at `lock` (0 = none)
