@@ -588,6 +588,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// The wait_lock is held and `w` is linked.
     unsafe fn keep_woken(&self, w: &Waiter, queued_at: u64, windowed: &mut bool) -> Option<bool> {
         if !crate::ablate::on(crate::ablate::Mech::WriterWindow)
+            || self.stats.wins_after_short_waits()
             || !self.wait_list.is_first(w)
             || self.count.load(Relaxed) & (WRITER_LOCKED | HANDOFF) != WRITER_LOCKED
         {
