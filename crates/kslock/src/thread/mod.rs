@@ -262,7 +262,8 @@ impl Waiter {
         Self::get(&self.timeout_ns)
     }
 
-    /// Sets the handoff timeout (before linking).
+    /// Sets the handoff timeout (before linking, or under the wait_lock: a head rwsem writer
+    /// shortens it to its window).
     pub(crate) fn set_timeout_ns(&self, t: u64) {
         Self::set(&self.timeout_ns, t)
     }
