@@ -19,7 +19,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             .compare_exchange(0, WRITER_LOCKED, Acquire, Relaxed)
         {
             Ok(_) => self.owner.store(current_word(), Release),
-            Err(c) if c & !(WAITERS | WOKEN) == 0 && c & WOKEN != 0 && self.take_turn(c) => {}
+            Err(c) if c == WAITERS | WOKEN && self.take_turn(c) => {}
             Err(_) => {
                 self.write_contended(None);
             }
@@ -35,9 +35,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     fn take_turn(&self, c: State) -> bool {
         let rec = current();
         let me = rec.owner_word();
-        if self.owner.load(Relaxed) != me | OWNER_TURN
-            || !crate::ablate::on(crate::ablate::Mech::WriterWindow)
-        {
+        // Only `note_turn` marks the owner word, and only with the switch on.
+        if self.owner.load(Relaxed) != me | OWNER_TURN {
             return false;
         }
         let (lock, since) = rec.batch();
@@ -135,6 +134,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[cold]
     #[inline(never)]
     fn note_turn(&self) {
+        if !crate::ablate::on(crate::ablate::Mech::WriterWindow) {
+            return;
+        }
         let rec = current();
         if rec.batch().0 != self.addr() {
             rec.set_batch(self.addr(), sys::now_ns());
