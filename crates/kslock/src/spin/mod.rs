@@ -144,6 +144,14 @@ pub(crate) const FLOOR_NS: u32 = 1_000;
 /// kept both busy and were within noise of each other; 16 lost up to 20% at CS load 20.
 /// parking_lot's `SpinWait` yields up to 7 times before it parks. None under loom (the yields
 /// only delay the queueing, which the models cover).
+///
+/// What a yield costs the yielder depends on the kernel. Since upstream 79104becf42b
+/// ("sched/fair: Forfeit vruntime on yield": 6.18, and the 6.6 and 6.12 stable lines; the
+/// development VM runs 6.18) a yield with others runnable charges the yielder the rest of its
+/// slice, so it stays off the CPU until the others have run theirs, much as if it slept but
+/// without a wakeup, and a holder that never yields keeps its CPU: `scripts/sched-yield.c
+/// forfeit`, one thread that never yields and two that yield every 10 µs on one CPU, gives the
+/// first 98% of it (README, known gaps, session 42).
 pub(crate) const PRE_QUEUE_YIELDS: u32 = if cfg!(kslock_loom) { 0 } else { 4 };
 
 /// A `sched_yield` that took at least this long ran another thread (two context switches and
