@@ -6,8 +6,9 @@
 //   /tmp/sched-yield forfeit
 //       One thread spins without yielding, two yield every 10 µs; all three on CPU 0 for 1 s.
 //       Prints each thread's CPU seconds. Where sched_yield forfeits the rest of the yielder's
-//       slice (upstream 79104becf42b "sched/fair: Forfeit vruntime on yield", in 6.18 and the
-//       6.6 / 6.12 stable lines), the non-yielder gets nearly all of the CPU.
+//       slice (upstream 79104becf42b "sched/fair: Forfeit vruntime on yield", also backported
+//       to the 6.6 / 6.12 stable lines; the development VM's 6.18.44 has it), the non-yielder
+//       gets nearly all of the CPU.
 //
 //   /tmp/sched-yield start THREADS DELAY_MS [futex]
 //       THREADS threads start together (poll a start flag, yielding; with "futex", sleep on a

@@ -145,10 +145,10 @@ pub(crate) const FLOOR_NS: u32 = 1_000;
 /// parking_lot's `SpinWait` yields up to 7 times before it parks. None under loom (the yields
 /// only delay the queueing, which the models cover).
 ///
-/// What a yield costs the yielder depends on the kernel. Since upstream 79104becf42b
-/// ("sched/fair: Forfeit vruntime on yield": 6.18, and the 6.6 and 6.12 stable lines; the
-/// development VM runs 6.18) a yield with others runnable charges the yielder the rest of its
-/// slice, so it stays off the CPU until the others have run theirs, much as if it slept but
+/// What a yield costs the yielder depends on the kernel. With upstream 79104becf42b
+/// ("sched/fair: Forfeit vruntime on yield", also backported to the 6.6 and 6.12 stable lines;
+/// the development VM's 6.18 behaves so) a yield with others runnable charges the yielder the
+/// rest of its slice, so it stays off the CPU until the others have run theirs, much as if it slept but
 /// without a wakeup, and a holder that never yields keeps its CPU: `scripts/sched-yield.c
 /// forfeit`, one thread that never yields and two that yield every 10 µs on one CPU, gives the
 /// first 98% of it (README, known gaps, session 42).
