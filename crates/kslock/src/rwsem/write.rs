@@ -598,16 +598,17 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
         let first = !*windowed;
         *windowed = true;
+        let now = sys::now_ns();
         // (Not under loom, whose frozen clock would make every such head due at once.)
         if first && !cfg!(kslock_loom) {
-            let end = crate::fairness::handoff_at(queued_at, sys::now_ns());
+            let end = crate::fairness::handoff_at(queued_at, now);
             // The timeout is read under the wait_lock (`mark_wake`), which we hold.
             w.set_timeout_ns(w.timeout_ns().min(end));
         }
         let open = if cfg!(kslock_loom) {
             first
         } else {
-            sys::now_ns() < w.timeout_ns()
+            now < w.timeout_ns()
         };
         if !open {
             return None;
