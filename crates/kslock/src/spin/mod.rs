@@ -148,10 +148,10 @@ pub(crate) const FLOOR_NS: u32 = 1_000;
 /// What a yield costs the yielder depends on the kernel. With upstream 79104becf42b
 /// ("sched/fair: Forfeit vruntime on yield", also backported to the 6.6 and 6.12 stable lines;
 /// the development VM's 6.18 behaves so) a yield with others runnable charges the yielder the
-/// rest of its slice, so it stays off the CPU until the others have run theirs, much as if it slept but
-/// without a wakeup, and a holder that never yields keeps its CPU: `scripts/sched-yield.c
-/// forfeit`, one thread that never yields and two that yield every 10 µs on one CPU, gives the
-/// first 98% of it (README, known gaps, session 42).
+/// rest of its slice, so it stays off the CPU until the others have run theirs, much as if it
+/// slept but without a wakeup, and a holder that never yields keeps its CPU:
+/// `scripts/sched-yield.c forfeit`, one thread that never yields and two that yield every
+/// 10 µs on one CPU, gives the first 98% of it (README, known gaps, session 42).
 pub(crate) const PRE_QUEUE_YIELDS: u32 = if cfg!(kslock_loom) { 0 } else { 4 };
 
 /// A `sched_yield` that took at least this long ran another thread (two context switches and
