@@ -28,10 +28,13 @@ done
 # Differences that are not kslock defects:
 # - pthread_cond_init/4-2: the test starts signalling its worker before the worker has
 #   installed its SIGUSR1 handler; it dies of the signal plainly too (3 of 6 plain runs here).
+# - pthread_mutex_lock/3-1: the same race (its signal senders start before its worker installs
+#   its handlers); plainly 0 of 10 and 7 of 12 runs on the same machine minutes apart (session
+#   43), and any preload with initial-exec TLS moves it (a 96-byte one: 7 of 12).
 # - pthread_rwlock_unlock/4-1: unlocking an unlocked rwlock; the test accepts 0 or EINVAL and
 #   the preload returns EPERM (POSIX's "may fail" error for it; LTP's current copy of this test
 #   reports UNSUPPORTED on Linux).
-KNOWN="pthread_cond_init-4-2 pthread_rwlock_unlock-4-1"
+KNOWN="pthread_cond_init-4-2 pthread_mutex_lock-3-1 pthread_rwlock_unlock-4-1"
 
 if [ -z "$preload" ]; then
     preload=target/release/libkslock_preload.so

@@ -75,7 +75,9 @@ pub unsafe extern "C" fn kslock_cond_signal(c: *mut KslockCond) -> c_int {
     let Some(c) = (unsafe { obj(c) }) else {
         return libc::EINVAL;
     };
-    c.cv.notify_one();
+    let how = c.cv.notify_one_left(true);
+    // A waiter requeued onto the mutex: its admission, the last access to `c`.
+    admit::release_signalled(&c.admit, how == Some(Left::Requeued));
     0
 }
 

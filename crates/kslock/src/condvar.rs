@@ -1,9 +1,10 @@
 //! A condition variable for [`crate::Mutex`], without thundering herds.
 //!
 //! Waiters queue on the condvar's own FIFO (guarded by its own wait_lock). `notify_one` wakes
-//! the head. `notify_all` wakes only the head and **requeues** every other waiter onto the
-//! mutex's wait list: they are woken one at a time by mutex unlocks, as the mutex frees, instead
-//! of all at once only to collide on the mutex.
+//! the head, or, made by the mutex's holder while nobody waits for the mutex, moves it onto the
+//! mutex's wait list ("Signal under the mutex", below). `notify_all` wakes only the head and
+//! **requeues** every other waiter onto the mutex's wait list: they are woken one at a time by
+//! mutex unlocks, as the mutex frees, instead of all at once only to collide on the mutex.
 //!
 //! # Waiter state (`Waiter::state`)
 //!
@@ -11,7 +12,7 @@
 //! |-------|---------|--------|
 //! | `CV_WAITING` | linked in the condvar list | the waiter, before linking |
 //! | `CV_NOTIFIED` | unlinked and woken: re-lock the mutex normally | a notifier (condvar wait_lock held), CAS from `CV_WAITING` |
-//! | `CV_REQUEUED` | moved to the mutex's wait list: wait there as a mutex waiter (the mutex may then store its own `GRANTED`, 3) | `notify_all` (both wait_locks held), CAS from `CV_WAITING` |
+//! | `CV_REQUEUED` | moved to the mutex's wait list: wait there as a mutex waiter (the mutex may then store its own `GRANTED`, 3) | `notify_all`, or `notify_one` under the mutex (both wait_locks held), CAS from `CV_WAITING` |
 //! | `CV_LEAVING` | its park timed out and it claimed its own exit: notifiers skip it; it unlinks itself under the condvar wait_lock | the waiter, CAS from `CV_WAITING` (no lock) |
 //! | `CV_DETACHED` | a `CV_LEAVING` waiter that a notifier unlinked for it | a notifier (condvar wait_lock held) |
 //!
@@ -30,6 +31,48 @@
 //! after a broadcast then does not wait for the requeued waiters to get the mutex one by one.
 //! Lock order: condvar wait_lock, then the mutex's wait_lock (the mutex never takes the
 //! condvar's).
+//!
+//! # Signal under the mutex
+//!
+//! A `notify_one` made by the thread that holds the waiters' mutex, while nobody waits for that
+//! mutex, does not wake the head waiter: it moves it onto the mutex's wait list (both
+//! wait_locks held, as `notify_all` moves the others) and arms the mutex's `WAKE_HEAD`, so the
+//! notifier's unlock wakes it, after the release. A waiter woken at the signal instead runs
+//! while the notifier still holds the mutex: on a busy machine the wakeup preempts the notifier
+//! on its own CPU (the scheduler's wakeup preemption), and the woken thread then spins on a
+//! mutex whose holder it has just put off the CPU, and yields (R3 of [`crate::spin`]). glibc's
+//! condvar wakes at the signal too, but its woken thread sleeps on the mutex at once. Where
+//! threads wait for the mutex, the signalled waiter is woken as before: moved, it would queue
+//! behind them and their fairness windows (a bounded buffer on one mutex, 4 producers and 4
+//! consumers, ran 8x slower that way). Embedders may keep the wake at the signal
+//! ([`Condvar::notify_one_left`]; the preload does for `CLOCK_REALTIME` condvars).
+//!
+//! Found with CPython's GIL under the preload (`scripts/py-queue.py`: threads passing items
+//! through a `queue.Queue`; the GIL is a pthread mutex and condvar, signalled by `drop_gil`
+//! with the mutex held). Lock events (a scratch build) showed 96–97% of the mutex slow paths
+//! stopping their spin on an owner that was not running on the spinner's CPU (R3; the owner's
+//! live rseq `cpu_id` agreed in all but 14 of 31 000), the owner in every case inside a kslock
+//! wake (a flag around `WakeQ::wake_all`, whose sampled backtraces were all `notify_one` under
+//! `drop_gil`), and the spinner acquiring after one pre-queue yield. Session 43, the
+//! 2-vCPU AMD guest, medians of 5 alternated runs, seconds (glibc / the preload before / after;
+//! `scripts/py-queue.py P C N`, and `scripts/cond-bb.c`, a bounded buffer signalled under its
+//! mutex):
+//!
+//! | program | glibc | before | after |
+//! |---|---|---|---|
+//! | `py-queue.py` 1 + 1 threads, 50 000 items | 0.138 | 0.253 | 0.158 |
+//! | `py-queue.py` 2 + 2, 30 000 | 0.522 | 1.011 | 0.643 |
+//! | `py-queue.py` 4 + 4, 20 000 | 0.964 | 1.539 | 0.849 |
+//! | `py-queue.py` 16 + 16, 5 000 | 1.266 | 1.849 | 1.325 |
+//! | `cond-bb` 1 + 1, 300 000 | 0.130 | 0.097 | 0.119 |
+//! | `cond-bb` 2 + 2, 300 000 | 0.305 | 0.218 | 0.197 |
+//! | `cond-bb` 4 + 4, 200 000 | 0.383 | 0.258 | 0.149 |
+//! | `cond-bb` 16 + 16, 50 000 | 0.760 | 0.147 | 0.175 |
+//!
+//! The variant that also moved the waiter onto a mutex with waiters: `py-queue.py` 4 + 4 0.95 s,
+//! but `cond-bb` 4 + 4 1.9–2.0 s and 16 + 16 12–16 s. The requeued waiter's admission (the C
+//! layers' destroy count) ends at the requeue, by its notifier, as after a broadcast
+//! ([`Condvar::notify_one_left`] says which happened). Loom: `loom_condvar_notify_one_under_*`.
 //!
 //! # The mutex word
 //!
@@ -133,20 +176,92 @@ impl Condvar {
 
     /// Wakes one waiter (the longest waiting). Returns whether one was woken; notifications
     /// are not buffered (with no waiter, nothing happens). Never blocks on a timeout: it takes
-    /// only the condvar's short internal lock.
+    /// only the condvar's short internal lock (and the mutex's, see below).
+    ///
+    /// Called with the waiters' mutex held (the usual pattern), it does not wake the waiter but
+    /// moves it onto the mutex's wait list, whose unlock wakes it after the release ([`notify_one_left`](Self::notify_one_left)).
     pub fn notify_one(&self) -> bool {
+        self.notify_one_left(true).is_some()
+    }
+
+    /// [`notify_one`](Self::notify_one), telling how the waiter left: `None` (nobody waited),
+    /// [`Left::Notified`] (woken now) or [`Left::Requeued`] (module doc, "Signal under the
+    /// mutex": moved to the mutex's wait list, to be woken by its unlock; it stopped touching
+    /// the condvar at the requeue, so an embedder that counts its waiters ends its count here).
+    /// `may_requeue` false: always wake (the preload's `CLOCK_REALTIME` condvars: the
+    /// `crates/kslock-c` README says why).
+    pub fn notify_one_left(&self, may_requeue: bool) -> Option<Left> {
         if self.list.is_empty() {
-            return false;
+            return None;
         }
         chaos::point(Site::CondNotify);
         let me = current();
         let mut wake = WakeQ::new();
         self.lock.lock(me, &self.stats);
         // SAFETY: condvar lock held.
-        let woke = unsafe { self.wake_head(&mut wake) };
+        let how = unsafe {
+            match may_requeue.then(|| self.requeue_head(&mut wake)).flatten() {
+                Some(how) => how,
+                None => self.wake_head(&mut wake).then_some(Left::Notified),
+            }
+        };
         self.lock.unlock(me);
         wake.wake_all();
-        woke
+        how
+    }
+
+    /// Signal under the mutex (module doc): if waiters are queued, the calling thread holds
+    /// their mutex and nobody waits for it, moves the first waiter that has not claimed its own
+    /// exit to the mutex's wait list, as `notify_all` moves all but the head; waiters that
+    /// claimed their exit on the way are detached. The mutex's unlock wakes it. `None` where
+    /// this does not apply (the caller wakes the head instead); `Some(None)` if every waiter had
+    /// claimed its exit.
+    ///
+    /// # Safety
+    /// The condvar lock is held.
+    unsafe fn requeue_head(&self, wake: &mut WakeQ) -> Option<Option<Left>> {
+        if self.list.is_empty() {
+            return None;
+        }
+        // SAFETY: with waiters queued (condvar lock held), `mutex` is the `RawMutex<P>` they
+        // unlocked, which outlives them; `RawMutex` is `repr(C)` with a layout independent of
+        // `P` (as in `notify_all`).
+        let m = unsafe { &*(self.mutex.load(Relaxed) as *const RawMutex) };
+        if !m.is_owned_by_current_thread() {
+            return None;
+        }
+        let me = current();
+        let (mlock, mlist, mstats) = m.requeue_parts();
+        mlock.lock(me, mstats);
+        // SAFETY: mutex wait_lock held.
+        unsafe { mlist.purge_ghosts() };
+        if !mlist.is_empty() {
+            // It would queue behind the mutex's waiters and their windows: wake it to compete.
+            mlock.unlock(me);
+            return None;
+        }
+        // SAFETY: condvar lock held.
+        unsafe { self.list.purge_ghosts() };
+        let mut moved = false;
+        // SAFETY: both wait_locks held; linked waiters are alive; `f` unlinks only its own
+        // node. The waiter, once it sees `CV_REQUEUED`, takes the mutex wait_lock (held here)
+        // before it touches the mutex list, so the push below happens before.
+        unsafe {
+            self.list.for_each(|w| {
+                self.list.remove(w);
+                // Its wait for the mutex starts now (the fairness window).
+                w.set_queued_at(sys::now_ns());
+                moved = claim(w, CV_REQUEUED);
+                if moved {
+                    mlist.push_back(w);
+                    // This thread holds the mutex: its unlock wakes the new head.
+                    m.requeued(wake);
+                }
+                !moved
+            })
+        };
+        mlock.unlock(me);
+        Some(moved.then_some(Left::Requeued))
     }
 
     /// Unlinks waiters from the head until one is notified (queued in `wake`); waiters that
@@ -522,6 +637,34 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         h.join().unwrap();
+    }
+
+    #[test]
+    fn notify_one_under_the_mutex_requeues_and_the_unlock_wakes() {
+        // Module doc, "Signal under the mutex": the holder's notify_one moves the waiter to the
+        // mutex's list (nobody else waits for it); the waiter runs once the holder unlocks.
+        let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
+        let p2 = pair.clone();
+        let h = std::thread::spawn(move || {
+            let mut g = p2.0.lock();
+            p2.1.wait_while(&mut g, |v| *v == 0);
+            *g += 1;
+        });
+        while !pair.1.has_waiters() {
+            std::thread::yield_now();
+        }
+        let mut g = pair.0.lock();
+        *g = 1;
+        assert_eq!(pair.1.notify_one_left(true), Some(Left::Requeued));
+        assert!(!pair.1.has_waiters());
+        // SAFETY: a read-only look at the raw mutex, which stays locked by `g`.
+        let raw = unsafe { pair.0.raw() };
+        assert!(raw.has_waiters(), "the waiter waits for the mutex now");
+        drop(g);
+        h.join().unwrap();
+        assert_eq!(*pair.0.lock(), 2);
+        // Not holding the mutex: nobody to notify, and a later waiter is woken directly.
+        assert_eq!(pair.1.notify_one_left(true), None);
     }
 
     #[test]

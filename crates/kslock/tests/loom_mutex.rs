@@ -262,6 +262,101 @@ fn loom_condvar_notify_all_requeues() {
 }
 
 #[test]
+fn loom_condvar_notify_one_under_the_mutex_requeues() {
+    // A waiter, and a notify_one made while holding the mutex that nobody else waits for:
+    // the waiter is moved to the mutex's wait list (module doc of the condvar, "Signal under
+    // the mutex") and woken by the notifier's unlock, after the release. A waiter that is
+    // never woken is a loom deadlock. The embedder's count (the C layers' admission): the
+    // waiter leaves it unless requeued, the notifier ends a requeued waiter's.
+    loom::model(|| {
+        let st = Arc::new((
+            M::new(),
+            Condvar::new(),
+            AtomicBool::new(false),
+            AtomicIsize::new(0),
+        ));
+        let st2 = st.clone();
+        let h = loom::thread::spawn(move || {
+            st2.0.lock();
+            while !st2.2.load(Relaxed) {
+                st2.3.fetch_add(1, Relaxed);
+                // SAFETY: held by this thread.
+                unsafe {
+                    st2.1.wait_raw_then(
+                        &st2.0,
+                        None,
+                        || true,
+                        |how| {
+                            if how != Left::Requeued {
+                                st2.3.fetch_sub(1, Relaxed);
+                            }
+                        },
+                    )
+                }
+                .expect("one mutex");
+            }
+            // SAFETY: held again.
+            unsafe { st2.0.unlock() };
+        });
+        st.0.lock();
+        st.2.store(true, Relaxed);
+        let how = st.1.notify_one_left(true);
+        // SAFETY: held.
+        unsafe { st.0.unlock() };
+        if how == Some(Left::Requeued) {
+            assert!(
+                st.3.fetch_sub(1, Relaxed) >= 1,
+                "admission count went negative"
+            );
+        }
+        h.join().unwrap();
+        assert_eq!(st.3.load(Relaxed), 0, "an admission was not ended");
+        assert!(!st.0.is_locked() && !st.0.has_waiters() && !st.1.has_waiters());
+    });
+}
+
+#[test]
+fn loom_condvar_notify_one_under_a_contended_mutex() {
+    // As above with a third thread that locks the mutex meanwhile: when it waits in the
+    // mutex's queue the notify_one wakes the waiter instead of queueing it behind. Either
+    // way the waiter returns holding the mutex, alone (the UnsafeCell), and nothing is lost.
+    loom::model(|| {
+        let g = guarded();
+        let st = Arc::new((Condvar::new(), AtomicBool::new(false)));
+        let (g2, st2) = (g.clone(), st.clone());
+        let waiter = loom::thread::spawn(move || {
+            g2.m.lock();
+            while !st2.1.load(Relaxed) {
+                // SAFETY: held by this thread.
+                unsafe { st2.0.wait_raw(&g2.m, None) };
+            }
+            // SAFETY: held.
+            g2.v.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: held.
+            unsafe { g2.m.unlock() };
+        });
+        let g3 = g.clone();
+        let other = loom::thread::spawn(move || {
+            g3.m.lock();
+            // SAFETY: held.
+            g3.v.with_mut(|p| unsafe { *p += 1 });
+            // SAFETY: held.
+            unsafe { g3.m.unlock() };
+        });
+        g.m.lock();
+        st.1.store(true, Relaxed);
+        st.0.notify_one();
+        // SAFETY: held.
+        unsafe { g.m.unlock() };
+        waiter.join().unwrap();
+        other.join().unwrap();
+        // SAFETY: all threads joined.
+        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 2);
+        assert!(!g.m.is_locked() && !g.m.has_waiters() && !st.0.has_waiters());
+    });
+}
+
+#[test]
 fn loom_condvar_timed_wait_consumes_no_notification() {
     // A timed waiter (its timer fires at once under loom) races a notify_one made under the
     // mutex. The waiter announces itself under the mutex before waiting, and releases the mutex

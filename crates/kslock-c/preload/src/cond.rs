@@ -193,9 +193,13 @@ pub unsafe extern "C" fn pthread_cond_signal(c: *mut libc::pthread_cond_t) -> c_
     };
     // SeqCst: the Dekker pair with a futex waiter (module doc) and the sliced waiters' check.
     p.seq.fetch_add(1, SeqCst);
-    if !p.cv.notify_one() && p.fb_waiters.load(SeqCst) != 0 {
+    // A `CLOCK_REALTIME` condvar keeps the wake at the signal (crates/kslock-c README).
+    let how = p.cv.notify_one_left(p.flags.load(Relaxed) & MONOTONIC != 0);
+    if how.is_none() && p.fb_waiters.load(SeqCst) != 0 {
         futex_wake(&p.seq, 1);
     }
+    // A waiter requeued onto the mutex: its admission, the last access to `c`.
+    admit::release_signalled(&p.admit, how == Some(Left::Requeued));
     0
 }
 
