@@ -178,8 +178,9 @@ impl Condvar {
     /// are not buffered (with no waiter, nothing happens). Never blocks on a timeout: it takes
     /// only the condvar's short internal lock (and the mutex's, see below).
     ///
-    /// Called with the waiters' mutex held (the usual pattern), it does not wake the waiter but
-    /// moves it onto the mutex's wait list, whose unlock wakes it after the release ([`notify_one_left`](Self::notify_one_left)).
+    /// Called with the waiters' mutex held (the usual pattern) while nobody waits for the
+    /// mutex, it does not wake the waiter but moves it onto the mutex's wait list, and the
+    /// unlock wakes it after the release (module doc, "Signal under the mutex").
     pub fn notify_one(&self) -> bool {
         self.notify_one_left(true).is_some()
     }
