@@ -6,8 +6,9 @@
 //! ([`leave`]) in the callback of `Condvar::wait_raw_then`, after its last access to the condvar
 //! and before it waits for the mutex again, except a waiter that `notify_all` (or a `notify_one`
 //! made with the mutex held) requeued onto the mutex: that one stopped touching the condvar at
-//! the requeue, and its notifier ends its admission ([`release_requeued`], [`release_signalled`],
-//! the notification's last access to the condvar). So a destroy that
+//! the requeue, and its notifier ends its admission ([`release_requeued`] after a broadcast,
+//! [`leave`] on its behalf after a signal: the notification's last access to the condvar). So a
+//! destroy that
 //! finds no thread blocked (`Condvar::has_waiters`) only has to wait for the count to drain
 //! ([`drained`]) before the memory may be reused: the waiters that still count are notified or
 //! timed out and need no lock to leave, and the requeued ones, which need the mutex, no longer
@@ -38,7 +39,8 @@ pub(crate) fn enter(word: &AtomicU64) {
     word.fetch_add(1, Relaxed);
 }
 
-/// Ends the admission taken by [`enter`]. Release: pairs with the Acquire in [`any`] of a
+/// Ends the admission taken by [`enter`]: the waiter's own, or a signalled waiter's that the
+/// signal requeued onto the mutex (module doc). Release: pairs with the Acquire in [`any`] of a
 /// destroy (module doc).
 pub(crate) fn leave(word: &AtomicU64) {
     release(word, 1);
@@ -55,14 +57,6 @@ fn release(word: &AtomicU64, n: usize) {
 pub(crate) fn release_requeued(word: &AtomicU64, notified: usize) {
     if notified > 1 {
         release(word, notified - 1);
-    }
-}
-
-/// Ends the admission of the waiter that a `notify_one_left` requeued (`requeued`: it returned
-/// `Some(Left::Requeued)`; module doc). The signal's last access to the condvar.
-pub(crate) fn release_signalled(word: &AtomicU64, requeued: bool) {
-    if requeued {
-        release(word, 1);
     }
 }
 

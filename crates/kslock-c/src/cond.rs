@@ -76,8 +76,10 @@ pub unsafe extern "C" fn kslock_cond_signal(c: *mut KslockCond) -> c_int {
         return libc::EINVAL;
     };
     let how = c.cv.notify_one_left(true);
-    // A waiter requeued onto the mutex: its admission, the last access to `c`.
-    admit::release_signalled(&c.admit, how == Some(Left::Requeued));
+    if how == Some(Left::Requeued) {
+        // The requeued waiter's admission, ended on its behalf: the last access to `c`.
+        admit::leave(&c.admit);
+    }
     0
 }
 

@@ -201,10 +201,12 @@ impl Condvar {
         self.lock.lock(me, &self.stats);
         // SAFETY: condvar lock held.
         let how = unsafe {
-            match may_requeue.then(|| self.requeue_head(&mut wake)).flatten() {
-                Some(how) => how,
-                None => self.wake_head(&mut wake).then_some(Left::Notified),
-            }
+            let moved = if may_requeue {
+                self.requeue_head(&mut wake)
+            } else {
+                None
+            };
+            moved.or_else(|| self.wake_head(&mut wake).then_some(Left::Notified))
         };
         self.lock.unlock(me);
         wake.wake_all();
@@ -214,13 +216,13 @@ impl Condvar {
     /// Signal under the mutex (module doc): if waiters are queued, the calling thread holds
     /// their mutex and nobody waits for it, moves the first waiter that has not claimed its own
     /// exit to the mutex's wait list, as `notify_all` moves all but the head; waiters that
-    /// claimed their exit on the way are detached. The mutex's unlock wakes it. `None` where
-    /// this does not apply (the caller wakes the head instead); `Some(None)` if every waiter had
-    /// claimed its exit.
+    /// claimed their exit on the way are detached. The mutex's unlock wakes it.
+    /// `Some(Left::Requeued)` if one was moved; `None` otherwise (the caller then wakes the head,
+    /// if any is left).
     ///
     /// # Safety
     /// The condvar lock is held.
-    unsafe fn requeue_head(&self, wake: &mut WakeQ) -> Option<Option<Left>> {
+    unsafe fn requeue_head(&self, wake: &mut WakeQ) -> Option<Left> {
         if self.list.is_empty() {
             return None;
         }
@@ -262,7 +264,7 @@ impl Condvar {
             })
         };
         mlock.unlock(me);
-        Some(moved.then_some(Left::Requeued))
+        moved.then_some(Left::Requeued)
     }
 
     /// Unlinks waiters from the head until one is notified (queued in `wake`); waiters that

@@ -45,6 +45,23 @@ fn assert_done(g: &Guarded, n: usize) {
     assert!(!g.m.is_locked() && !g.m.has_waiters());
 }
 
+/// Ends one admission of an embedder's count of condvar waiters (the C layers' destroy count,
+/// module doc of the condvar), which must not go negative.
+fn end_admission(admitted: &AtomicIsize) {
+    assert!(
+        admitted.fetch_sub(1, Relaxed) > 0,
+        "admission count went negative"
+    );
+}
+
+/// A waiter's `left` callback: it ends its own admission unless it was requeued (its notifier
+/// ends that one).
+fn leave_unless_requeued(admitted: &AtomicIsize, how: Left) {
+    if how != Left::Requeued {
+        end_admission(admitted);
+    }
+}
+
 fn incr(g: &Guarded) {
     incr_then_unlock(g, false);
 }
@@ -286,11 +303,7 @@ fn loom_condvar_notify_one_under_the_mutex_requeues() {
                         &st2.0,
                         None,
                         || true,
-                        |how| {
-                            if how != Left::Requeued {
-                                st2.3.fetch_sub(1, Relaxed);
-                            }
-                        },
+                        |how| leave_unless_requeued(&st2.3, how),
                     )
                 }
                 .expect("one mutex");
@@ -304,10 +317,8 @@ fn loom_condvar_notify_one_under_the_mutex_requeues() {
         // SAFETY: held.
         unsafe { st.0.unlock() };
         if how == Some(Left::Requeued) {
-            assert!(
-                st.3.fetch_sub(1, Relaxed) >= 1,
-                "admission count went negative"
-            );
+            // The notifier ends the requeued waiter's admission.
+            end_admission(&st.3);
         }
         h.join().unwrap();
         assert_eq!(st.3.load(Relaxed), 0, "an admission was not ended");
@@ -336,13 +347,7 @@ fn loom_condvar_notify_one_under_a_contended_mutex() {
             unsafe { g2.m.unlock() };
         });
         let g3 = g.clone();
-        let other = loom::thread::spawn(move || {
-            g3.m.lock();
-            // SAFETY: held.
-            g3.v.with_mut(|p| unsafe { *p += 1 });
-            // SAFETY: held.
-            unsafe { g3.m.unlock() };
-        });
+        let other = loom::thread::spawn(move || incr(&g3));
         g.m.lock();
         st.1.store(true, Relaxed);
         st.0.notify_one();
@@ -350,9 +355,8 @@ fn loom_condvar_notify_one_under_a_contended_mutex() {
         unsafe { g.m.unlock() };
         waiter.join().unwrap();
         other.join().unwrap();
-        // SAFETY: all threads joined.
-        assert_eq!(g.v.with_mut(|p| unsafe { *p }), 2);
-        assert!(!g.m.is_locked() && !g.m.has_waiters() && !st.0.has_waiters());
+        assert_done(&g, 2);
+        assert!(!st.0.has_waiters());
     });
 }
 
@@ -408,22 +412,18 @@ fn loom_condvar_notify_all_races_a_timeout() {
             AtomicBool::new(false),
             AtomicIsize::new(0),
         ));
-        let leave = |st: &(M, Condvar, AtomicBool, AtomicIsize), how: Left| {
-            if how != Left::Requeued {
-                assert!(
-                    st.3.fetch_sub(1, Relaxed) > 0,
-                    "admission count went negative"
-                );
-            }
-        };
         let st2 = st.clone();
         let timed = loom::thread::spawn(move || {
             st2.0.lock();
             st2.3.fetch_add(1, Relaxed);
             // SAFETY: held by this thread.
             let timed_out = unsafe {
-                st2.1
-                    .wait_raw_then(&st2.0, Some(0), || true, |h| leave(&st2, h))
+                st2.1.wait_raw_then(
+                    &st2.0,
+                    Some(0),
+                    || true,
+                    |h| leave_unless_requeued(&st2.3, h),
+                )
             }
             .expect("one mutex");
             // SAFETY: held again on return.
@@ -438,7 +438,7 @@ fn loom_condvar_notify_all_races_a_timeout() {
                 // SAFETY: held by this thread.
                 unsafe {
                     st3.1
-                        .wait_raw_then(&st3.0, None, || true, |h| leave(&st3, h))
+                        .wait_raw_then(&st3.0, None, || true, |h| leave_unless_requeued(&st3.3, h))
                 }
                 .expect("one mutex");
             }

@@ -198,8 +198,10 @@ pub unsafe extern "C" fn pthread_cond_signal(c: *mut libc::pthread_cond_t) -> c_
     if how.is_none() && p.fb_waiters.load(SeqCst) != 0 {
         futex_wake(&p.seq, 1);
     }
-    // A waiter requeued onto the mutex: its admission, the last access to `c`.
-    admit::release_signalled(&p.admit, how == Some(Left::Requeued));
+    if how == Some(Left::Requeued) {
+        // The requeued waiter's admission, ended on its behalf: the last access to `c`.
+        admit::leave(&p.admit);
+    }
     0
 }
 
