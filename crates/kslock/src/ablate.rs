@@ -8,6 +8,7 @@
 //! | `grant_wait` | a turn's successor waits awake for the owner's handover, polling its own wait node (off: it asks with `HANDOFF` at the turn's end and polls the lock word) | [`crate::mutex`] `turn` |
 //! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting, and without a turn, yields once | [`crate::mutex`] `release_checked` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
+//! | `yield_gate` | where most of a mutex's pre-queue yield phases end in the queue, a locker whose spin failed queues without them (one in 8 still runs the phase, to keep the estimate) | [`crate::mutex`] `lock_slow` |
 //! | `respin_after_yield` | after each yield before queueing, the locker spins again (off: it polls the lock once instead) | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll_long` | where the lock's spins win after short waits, the quick poll does not stop at a same-owner streak (off: it always stops there) | [`crate::mutex`] `quick_poll` |
@@ -55,9 +56,10 @@ pub(crate) enum Mech {
     QuickBatchStop = 1 << 21,
     SpinBatchStop = 1 << 22,
     WriterWindow = 1 << 23,
+    YieldGate = 1 << 24,
 }
 
-const NAMES: [(&str, Mech); 22] = [
+const NAMES: [(&str, Mech); 23] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -80,6 +82,7 @@ const NAMES: [(&str, Mech); 22] = [
     ("quick_batch_stop", Mech::QuickBatchStop),
     ("spin_batch_stop", Mech::SpinBatchStop),
     ("writer_window", Mech::WriterWindow),
+    ("yield_gate", Mech::YieldGate),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

@@ -35,6 +35,12 @@ events! {
     mutex_yield_acquired,
     /// A locker queued on the mutex.
     mutex_queued,
+    /// A locker whose spin failed skipped its pre-queue yields (the yield gate was closed).
+    mutex_yields_gated,
+    /// A locker's pre-queue yield phase ended in the queue.
+    mutex_yields_queued,
+    /// A locker's pre-queue yield phase took the mutex (after a yield, or in the spin after it).
+    mutex_yields_won,
     /// A fresh head armed WAKE_HEAD and slept.
     mutex_head_sleep,
     /// A woken head lost the mutex to a barger.

@@ -80,7 +80,8 @@
 //!
 //! A locker whose optimistic spin fails gives its CPU away (`sched_yield`) and tries again,
 //! up to [`crate::spin::PRE_QUEUE_YIELDS`] (4) times, before it queues, as the rwsem's writers
-//! and blocked readers do. With more threads than CPUs a spin mostly fails because the owner
+//! and blocked readers do (unless the lock's yield phases mostly queue: "The yield gate",
+//! below). With more threads than CPUs a spin mostly fails because the owner
 //! was preempted; a thread that then sleeps in the queue leaves only by the rotation (one head
 //! at a time, one window each), so when threads also work outside the lock the queue filled up
 //! and one CPU idled (8 threads, CS load 20, `--outside-load 100`: 1.5 CPUs busy, 0.73×
@@ -121,6 +122,39 @@
 //! lock's spins succeed at least 32/63 or 16/63 of the time with a mean wait above 1 µs (CS
 //! load 1 at 32 / 96 threads, matrix and random workload, 0.53–0.92 / 0.52–0.83, below polling
 //! only in every run). None was kept.
+//!
+//! # The yield gate
+//!
+//! Where most of a lock's pre-queue yield phases end in the queue anyway, a locker whose spin
+//! failed queues at once (switch `KSLOCK_OFF=yield_gate`). The lock's spin word keeps an
+//! average (weight 1/8) of the share of yield phases that queued ([`crate::spin`]'s
+//! `SpinStats`, bits 10–15); above one half the yields are skipped, except by one locker in 8
+//! (picked by the clock's low bits), whose phase keeps the average current. Lock events
+//! (`mutex_yields_won` / `mutex_yields_queued`, the gate off, `--secs 0.3`) put the share
+//! queued at 0.69–0.99 with CS load 20 or 100 and no work outside the lock (matrix and random
+//! workload, 2–96 threads), at 0–0.19 with outside load 100 at 8–96 threads (0.6–0.7 at 2
+//! threads, where a yield finds nobody to run and the phase stops after one), and at CS load 1
+//! without outside work at 0.49–0.87 in the matrix and 0 in the random workload. Where the
+//! phase queues, each of its yields was a context switch that took the CPU from running
+//! threads, the owner's included: at 96 threads, CS load 100, the involuntary switches fell
+//! from ≈ 66 to ≈ 18 per kop.
+//!
+//! A/B (one binary, `scripts/ab-ratio.py 3 "gate,off=KSLOCK_OFF:yield_gate" -- …`, kslock ÷
+//! the best peer in the same run, medians of three alternated runs; session 44, AMD EPYC
+//! guest):
+//!
+//! | command | cells | gate → off |
+//! |---|---|---|
+//! | `matrix --locks kslock-mutex,parking-lot-mutex,pthread-mutex --threads 32,96 --cs-load 1,20,100 --secs 1 --warmup 0.1` | geo-mean of the 6 cells | 0.970 → 0.919 |
+//! | same | 96 threads, CS load 1 / 20 / 100: kops/s, max/min per-thread ops | 26.2k / 1615 / 330, 2.2 / 1.6 / 1.7 → 25.1k / 1522 / 313, 3.4 / 2.1 / 1.8 |
+//! | `matrix --locks kslock-mutex,parking-lot-mutex,pthread-mutex,std-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3 --warmup 0.05` | geo-mean of the 24 cells | 1.011 → 1.021 (single cells within the runs' spread) |
+//! | `workload random`, the same locks, threads, loads and lengths | geo-mean of the 24 cells | 0.986 → 0.995 (within the spread) |
+//!
+//! Under the preload, a C program whose main thread holds a mutex while it creates 1024
+//! threads that each lock it (after stress-ng's `--pthread` stressor, where the preload ran
+//! 12–25% slower than glibc): 11.5–11.8k → 12.5–13.6k threads created a second with the gate
+//! (glibc 13.1–15.7k), three alternated runs; with ≈ 1000 runnable threads each waiter's four
+//! yields had run other waiters instead of the creating thread.
 //!
 //! # Quick poll
 //!

@@ -17,6 +17,10 @@ use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
 use crate::thread::{current, owner_rec, Kind, ThreadRec, Turn, WaitSlot, WakeQ};
 
+/// One in this many lockers of a mutex whose yield phases mostly queue still runs the
+/// phase (module doc, "The yield gate"): the estimate needs outcomes to notice a change.
+const YIELD_PROBE: u64 = 8;
+
 /// The quick poll's outcome.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Quick {
@@ -325,16 +329,18 @@ impl<P: MutexPolicy> RawMutex<P> {
                 Err(why) => why,
             }
         };
-        let yields = if ablate::on(Mech::PreQueueYield) {
-            PRE_QUEUE_YIELDS
-        } else {
+        let yields = if !ablate::on(Mech::PreQueueYield) || self.yields_gated() {
             0
+        } else {
+            PRE_QUEUE_YIELDS
         };
         for _ in 0..yields {
             let (back, ran_others) = spin::timed_yield();
             super::rotate::left_cpu(back);
             if self.try_acquire(me, false).is_ok() {
                 count(Event::mutex_yield_acquired);
+                count(Event::mutex_yields_won);
+                self.stats.record_yields(true);
                 return true;
             }
             if why == Stop::Budget && !ran_others {
@@ -342,10 +348,20 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             if respin {
                 why = match self.counted_spin(me) {
-                    Ok(()) => return true,
+                    Ok(()) => {
+                        count(Event::mutex_yields_won);
+                        self.stats.record_yields(true);
+                        return true;
+                    }
                     Err(why) => why,
                 };
             }
+        }
+        if yields != 0 {
+            count(Event::mutex_yields_queued);
+            self.stats.record_yields(false);
+        } else {
+            count(Event::mutex_yields_gated);
         }
         count(Event::mutex_queued);
         // The queue is a rotation of its own, and a handover's turn must not end in a yield.
@@ -369,6 +385,15 @@ impl<P: MutexPolicy> RawMutex<P> {
         turn::entered(turn::Entry::FromQueue);
         // SAFETY: `w` is linked and the wait_lock is held.
         unsafe { self.wait_in_queue(me, w, deadline) }
+    }
+
+    /// Does this locker skip its pre-queue yields (module doc, "The yield gate")? Where most
+    /// of the lock's yield phases end in the queue, all but one in [`YIELD_PROBE`] lockers do
+    /// (the clock's low bits pick the probes).
+    fn yields_gated(&self) -> bool {
+        ablate::on(Mech::YieldGate)
+            && self.stats.yields_fail()
+            && (sys::now_ns() >> 10) % YIELD_PROBE != 0
     }
 
     /// This mutex's address (the key of a thread's turn, [`turn`]).

@@ -304,13 +304,24 @@ pub fn spin_cap_ns() -> u32 {
 /// |------|---------|------------|
 /// | 22–31 | the EWMA of spin durations, failed spins included, in 64 ns units (saturates at 65 µs, above every cap) | spinners ending a spin (CAS: only bits 16–31) |
 /// | 16–21 | the EWMA of the fraction of spins that got the lock, 0–63 (bits 16–31 all 0 = no data yet) | as above |
-/// | 0–15 | spinners the lock's OSQ admitted ([`crate::osq`]) | `admit` / `leave` (fetch_add / fetch_sub of 1, never past 16 bits) |
+/// | 10–15 | the EWMA of the fraction of pre-queue yield phases that ended in the queue, 0–63 (0 = no data, or they win: the yields run) | lockers ending a yield phase ([`SpinStats::record_yields`], CAS: only bits 10–15) |
+/// | 0–9 | spinners the lock's OSQ admitted ([`crate::osq`]) | `admit` (CAS, never past [`ADMITTED_MASK`] − 1) / `leave` (fetch_sub of 1) |
 #[derive(Debug)]
 #[repr(transparent)]
 pub(crate) struct SpinStats(AtomicU32);
 
 /// The admitted-spinner bits of a spin word.
-const ADMITTED_MASK: u32 = 0xFFFF;
+const ADMITTED_MASK: u32 = 0x3FF;
+/// The yield-phase estimate: bits 10–15, 0–63 for the fraction of phases that queued.
+const YIELD_SHIFT: u32 = 10;
+const YIELD_MAX: u32 = (1 << 6) - 1;
+/// The bits a spin's estimates leave alone (admissions and the yield estimate).
+const LOW_MASK: u32 = 0xFFFF;
+/// [`SpinStats::yields_fail`]: above this share of yield phases that queued (/63, one half)
+/// the mutex skips its pre-queue yields. The measured shares sit far from it on both sides
+/// (module doc of [`crate::mutex`], "The yield gate": ≈ 80–90% without work outside the
+/// lock, near 0 with it), so the half is not tuned.
+const YIELD_GATE: u32 = 32;
 /// The spin-time estimate: bits 22–31, in units of `TIME_UNIT_NS`.
 const TIME_SHIFT: u32 = 22;
 const TIME_MAX: u32 = (1 << 10) - 1;
@@ -356,16 +367,37 @@ impl SpinStats {
     /// Replaces bits 16–31 with those of `est` (its low 16 bits are 0). No write when they hold
     /// `est` already (a settled average): each RMW takes the lock's line from the owner.
     fn set_estimate_bits(&self, est: u32) {
+        self.replace_bits(!LOW_MASK, est);
+    }
+
+    /// Replaces the bits of `mask` with `new` (which has no bits outside `mask`), leaving the
+    /// others alone (a CAS loop: admissions and the other estimates change concurrently); no
+    /// write when they hold `new` already.
+    fn replace_bits(&self, mask: u32, new: u32) {
         let mut w = self.0.load(Relaxed);
-        while w & !ADMITTED_MASK != est {
+        while w & mask != new {
             match self
                 .0
-                .compare_exchange_weak(w, (w & ADMITTED_MASK) | est, Relaxed, Relaxed)
+                .compare_exchange_weak(w, (w & !mask) | new, Relaxed, Relaxed)
             {
                 Ok(_) => return,
                 Err(x) => w = x,
             }
         }
+    }
+
+    /// Do this lock's pre-queue yield phases mostly end in the queue (more than
+    /// [`YIELD_GATE`] / 63 of them; module doc of [`crate::mutex`], "The yield gate")? No data
+    /// reads as no.
+    pub(crate) fn yields_fail(&self) -> bool {
+        (self.0.load(Relaxed) >> YIELD_SHIFT) & YIELD_MAX > YIELD_GATE
+    }
+
+    /// Feeds one pre-queue yield phase into its estimate: it got the lock (`won`) or queued.
+    pub(crate) fn record_yields(&self, won: bool) {
+        let f = (self.0.load(Relaxed) >> YIELD_SHIFT) & YIELD_MAX;
+        let f = ewma(f as i32, if won { 0 } else { YIELD_MAX as i32 }).clamp(0, YIELD_MAX as i32);
+        self.replace_bits(YIELD_MAX << YIELD_SHIFT, (f as u32) << YIELD_SHIFT);
     }
 
     /// Do this lock's spins win after short waits: a success rate of at least
@@ -387,14 +419,17 @@ impl SpinStats {
     /// owner's next lock or unlock would have to take back.
     pub(crate) fn admit(&self, max: u32) -> bool {
         let max = max.min(ADMITTED_MASK - 1);
-        if self.0.load(Relaxed) & ADMITTED_MASK >= max {
-            return false;
+        let mut w = self.0.load(Relaxed);
+        loop {
+            if w & ADMITTED_MASK >= max {
+                return false;
+            }
+            // A CAS, not a fetch_add: the count may never carry into the yield estimate.
+            match self.0.compare_exchange_weak(w, w + 1, Relaxed, Relaxed) {
+                Ok(_) => return true,
+                Err(x) => w = x,
+            }
         }
-        if self.0.fetch_add(1, Relaxed) & ADMITTED_MASK >= max {
-            self.0.fetch_sub(1, Relaxed);
-            return false;
-        }
-        true
     }
 
     /// An admitted spinner left the OSQ.

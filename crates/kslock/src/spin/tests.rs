@@ -34,6 +34,61 @@ fn short_wins_need_both_a_high_rate_and_short_spins() {
 }
 
 #[test]
+fn the_yield_estimate_opens_and_closes_the_gate() {
+    let s = SpinStats::new();
+    assert!(!s.yields_fail(), "no data: the yields run");
+    // Phases that all queue: the share settles near 63/63 and closes the gate.
+    for _ in 0..32 {
+        s.record_yields(false);
+    }
+    assert!(s.yields_fail());
+    // The spin estimates and admissions leave it alone, and it leaves them alone.
+    let before = s.estimates();
+    for _ in 0..8 {
+        s.record(500, true);
+    }
+    assert!(s.admit(4));
+    assert!(s.yields_fail());
+    s.record_yields(false);
+    assert_ne!(s.estimates(), before, "the spins were recorded");
+    s.leave();
+    assert_eq!(s.0.load(Relaxed) & ADMITTED_MASK, 0);
+    // Phases that win reopen it within a few outcomes: each moves an eighth of the way.
+    let mut n = 0;
+    while s.yields_fail() {
+        s.record_yields(true);
+        n += 1;
+        assert!(n <= 8, "still closed after {n} wins");
+    }
+    // Wins and queueings alternated: the share hovers near the middle of its range.
+    let h = SpinStats::new();
+    for i in 0..64 {
+        h.record_yields(i % 2 == 0);
+    }
+    let share = (h.0.load(Relaxed) >> YIELD_SHIFT) & YIELD_MAX;
+    assert!((24..=40).contains(&share), "share {share}/63");
+}
+
+#[test]
+fn admissions_stop_at_the_max_and_never_reach_the_yield_bits() {
+    let s = SpinStats::new();
+    s.record_yields(false);
+    let yield_bits = s.0.load(Relaxed) & !ADMITTED_MASK;
+    // A max beyond the field is clamped to it: the count can never carry into bit 10.
+    let mut n = 0;
+    while s.admit(u32::MAX) {
+        n += 1;
+    }
+    assert_eq!(n, ADMITTED_MASK - 1);
+    assert!(!s.admit(1));
+    assert_eq!(s.0.load(Relaxed) & !ADMITTED_MASK, yield_bits);
+    for _ in 0..n {
+        s.leave();
+    }
+    assert_eq!(s.0.load(Relaxed), yield_bits);
+}
+
+#[test]
 fn cap_is_calibrated_within_its_clamp() {
     let c = spin_cap_ns() as u64;
     if std::env::var("KSLOCK_SPIN_CAP_NS").is_err() {
