@@ -151,10 +151,11 @@
 //! | `workload random`, the same locks, threads, loads and lengths | geo-mean of the 24 cells | 0.986 → 0.995 (within the spread) |
 //!
 //! Under the preload, a C program whose main thread holds a mutex while it creates 1024
-//! threads that each lock it (after stress-ng's `--pthread` stressor, where the preload ran
-//! 12–25% slower than glibc): 11.5–11.8k → 12.5–13.6k threads created a second with the gate
-//! (glibc 13.1–15.7k), three alternated runs; with ≈ 1000 runnable threads each waiter's four
-//! yields had run other waiters instead of the creating thread.
+//! threads that each lock it (after stress-ng's `--pthread` stressor): 11.5–11.8k → 12.5–13.6k
+//! threads created a second with the gate (glibc 13.1–15.7k), three alternated runs; with
+//! ≈ 1000 runnable threads each waiter's four yields had run other waiters instead of the
+//! creating thread. `stress-ng --pthread 4 --verify -t 8s` itself, two runs of each: 41.0–42.0k
+//! → 43.6–47.1k operations (glibc 51.2–53.2k).
 //!
 //! # Quick poll
 //!
