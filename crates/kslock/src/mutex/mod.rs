@@ -150,11 +150,12 @@
 //! | `matrix --locks kslock-mutex,parking-lot-mutex,pthread-mutex,std-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3 --warmup 0.05` | geo-mean of the 24 cells | 1.011 → 1.021 (single cells within the runs' spread) |
 //! | `workload random`, the same locks, threads, loads and lengths | geo-mean of the 24 cells | 0.986 → 0.995 (within the spread) |
 //!
-//! Under the preload, a C program whose main thread holds a mutex while it creates 1024
-//! threads that each lock it (after stress-ng's `--pthread` stressor): 11.5–11.8k → 12.5–13.6k
-//! threads created a second with the gate (glibc 13.1–15.7k), three alternated runs; with
-//! ≈ 1000 runnable threads each waiter's four yields had run other waiters instead of the
-//! creating thread. `stress-ng --pthread 4 --verify -t 8s` itself, two runs of each: 41.0–42.0k
+//! Under the preload, `scripts/create-under-lock.c` (the main thread holds a mutex while it
+//! creates 1024 threads that each lock it, after stress-ng's `--pthread` stressor; three
+//! alternated runs of 1 s, off / gate / glibc): 11.2–11.5k / 11.7–13.3k / 13.1–14.4k threads
+//! created a second, a mean of 141–205 / 106–123 / 66–84 µs from `pthread_create` to the
+//! thread's start; with ≈ 1000 runnable threads each waiter's four yields had run other
+//! waiters instead of the creating thread. `stress-ng --pthread 4 --verify -t 8s` itself, two runs of each: 41.0–42.0k
 //! → 43.6–47.1k operations (glibc 51.2–53.2k).
 //!
 //! # Quick poll
