@@ -149,6 +149,7 @@
 //! | same | 96 threads, CS load 1 / 20 / 100: kops/s, max/min per-thread ops | 26.2k / 1615 / 330, 2.2 / 1.6 / 1.7 → 25.1k / 1522 / 313, 3.4 / 2.1 / 1.8 |
 //! | `matrix --locks kslock-mutex,parking-lot-mutex,pthread-mutex,std-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3 --warmup 0.05` | geo-mean of the 24 cells | 1.011 → 1.021 (single cells within the runs' spread) |
 //! | `workload random`, the same locks, threads, loads and lengths | geo-mean of the 24 cells | 0.986 → 0.995 (within the spread) |
+//! | `workload tree --locks kslock-mutex,parking-lot-mutex,std-mutex,pthread-mutex --threads 2,8,32,96 --secs 0.4 --warmup 0.1` | geo-mean of the 4 cells; kslock's kops/s | 0.779 → 0.803; 4779 / 4555 / 4209 / 2777 → 4785 / 4338 / 3939 / 2876 (the ratios moved with the peers' runs) |
 //!
 //! Under the preload, `scripts/create-under-lock.c` (the main thread holds a mutex while it
 //! creates 1024 threads that each lock it, after stress-ng's `--pthread` stressor; three
