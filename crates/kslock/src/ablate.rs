@@ -8,7 +8,7 @@
 //! | `grant_wait` | a turn's successor waits awake for the owner's handover, polling its own wait node (off: it asks with `HANDOFF` at the turn's end and polls the lock word) | [`crate::mutex`] `turn` |
 //! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting, and without a turn, yields once | [`crate::mutex`] `release_checked` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
-//! | `yield_gate` | where most of a mutex's pre-queue yield phases end in the queue, a locker whose spin failed queues without them (one in 8 still runs the phase, to keep the estimate) | [`crate::mutex`] `lock_slow` |
+//! | `yield_gate` | where most of a mutex's pre-queue yield phases end in the queue, a locker whose spin failed queues without them; where most of an rwsem's blocked readers end up asleep, a blocked reader queues and sleeps at once (one in 8 still runs the phase, to keep the estimate) | [`crate::mutex`] `lock_slow`, [`crate::rwsem`] `read_contended` |
 //! | `respin_after_yield` | after each yield before queueing, the locker spins again (off: it polls the lock once instead) | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll_long` | where the lock's spins win after short waits, the quick poll does not stop at a same-owner streak (off: it always stops there) | [`crate::mutex`] `quick_poll` |

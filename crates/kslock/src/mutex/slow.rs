@@ -17,10 +17,6 @@ use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
 use crate::thread::{current, owner_rec, Kind, ThreadRec, Turn, WaitSlot, WakeQ};
 
-/// One in this many lockers of a mutex whose yield phases mostly queue still runs the
-/// phase (module doc, "The yield gate"): the estimate needs outcomes to notice a change.
-const YIELD_PROBE: u64 = 8;
-
 /// The quick poll's outcome.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Quick {
@@ -329,7 +325,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                 Err(why) => why,
             }
         };
-        let yields = if !ablate::on(Mech::PreQueueYield) || self.yields_gated() {
+        let yields = if !ablate::on(Mech::PreQueueYield) || self.stats.skip_yields() {
             0
         } else {
             PRE_QUEUE_YIELDS
@@ -385,15 +381,6 @@ impl<P: MutexPolicy> RawMutex<P> {
         turn::entered(turn::Entry::FromQueue);
         // SAFETY: `w` is linked and the wait_lock is held.
         unsafe { self.wait_in_queue(me, w, deadline) }
-    }
-
-    /// Does this locker skip its pre-queue yields (module doc, "The yield gate")? Where most
-    /// of the lock's yield phases end in the queue, all but one in [`YIELD_PROBE`] lockers do
-    /// (the clock's low bits pick the probes).
-    fn yields_gated(&self) -> bool {
-        ablate::on(Mech::YieldGate)
-            && self.stats.yields_fail()
-            && (sys::now_ns() >> 10) % YIELD_PROBE != 0
     }
 
     /// This mutex's address (the key of a thread's turn, [`turn`]).

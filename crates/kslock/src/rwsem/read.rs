@@ -214,7 +214,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
         if c & behind != 0 {
             // Queued threads go first: queue behind them (the queueing RMW removes our bias).
-            return self.read_queue(me, true, deadline);
+            return self.read_queue(me, true, deadline, true);
         }
         let mut has_bias = true;
         if P::READER_SPIN != ReaderSpin::Off && behind == 0 {
@@ -238,6 +238,11 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 // Wait for the writer phase on the count word before queueing. Without our
                 // bias: a phantom bias would keep a WRITER_WANT writer waiting on us.
                 self.drop_reader_bias();
+                // Where blocked readers mostly end up asleep, queue and sleep at once (module
+                // doc, "Readers behind a long write").
+                if self.stats.skip_yields() {
+                    return self.read_queue(me, false, deadline, false);
+                }
                 for y in 0..=PRE_QUEUE_YIELDS {
                     // The first yield comes before the first spin (module doc, "Meeting a
                     // writer").
@@ -248,13 +253,14 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                         crate::sync::yield_now();
                     }
                     if self.read_spin(me, behind) {
+                        self.stats.record_yields(true);
                         return true;
                     }
                 }
                 has_bias = false;
             }
         }
-        self.read_queue(me, has_bias, deadline)
+        self.read_queue(me, has_bias, deadline, true)
     }
 
     /// A blocked reader's spin (no bias counted): while a running writer holds the lock, or a
@@ -318,12 +324,15 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
     }
 
-    /// Queues a reader and waits for its grant.
+    /// Queues a reader and waits for its grant. `spin`: it may spin on its grant before it
+    /// sleeps, and whether it had to sleep feeds the lock's yield estimate (module doc,
+    /// "Readers behind a long write"); a reader the gate sent here does neither.
     pub(super) fn read_queue(
         &self,
         me: &'static ThreadRec,
         has_bias: bool,
         deadline: Deadline,
+        spin: bool,
     ) -> bool {
         events::count(Ev::rwsem_read_queued);
         let slot = WaitSlot::new(me, Kind::Read, GRANT_WAITING);
@@ -367,8 +376,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             unsafe { self.mark_wake(WakeType::Readers, &mut wq) };
         }
         self.wait_unlock(me, &mut wq);
-        if self.grant_spin(me, w) {
-            return true;
+        if spin {
+            let granted = self.grant_spin(me, w);
+            self.stats.record_yields(granted);
+            if granted {
+                return true;
+            }
         }
 
         loop {
