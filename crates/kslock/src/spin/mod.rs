@@ -318,7 +318,8 @@ const YIELD_MAX: u32 = (1 << 6) - 1;
 /// The bits a spin's estimates leave alone (admissions and the yield estimate).
 const LOW_MASK: u32 = 0xFFFF;
 /// [`SpinStats::yields_fail`]: above this share of yield phases that queued (/63, one half)
-/// the mutex skips its pre-queue yields. Lock events put the share at 0.69–0.99 with CS load
+/// the mutex skips its pre-queue yields (and an rwsem's blocked readers sleep at once). Lock
+/// events put the share at 0.69–0.99 with CS load
 /// 20–100 and no work outside the lock and at 0–0.19 with outside load 100 at 8+ threads
 /// (module doc of [`crate::mutex`], "The yield gate"); the half lies between them and was not
 /// tuned (no other value was measured).
