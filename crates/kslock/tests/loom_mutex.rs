@@ -62,6 +62,17 @@ fn leave_unless_requeued(admitted: &AtomicIsize, how: Left) {
     }
 }
 
+/// A mutex, a condvar on it, a "stop waiting" flag and an embedder's count of admitted
+/// condvar waiters ([`end_admission`]).
+fn cv_admitting() -> Arc<(M, Condvar, AtomicBool, AtomicIsize)> {
+    Arc::new((
+        M::new(),
+        Condvar::new(),
+        AtomicBool::new(false),
+        AtomicIsize::new(0),
+    ))
+}
+
 fn incr(g: &Guarded) {
     incr_then_unlock(g, false);
 }
@@ -286,12 +297,7 @@ fn loom_condvar_notify_one_under_the_mutex_requeues() {
     // never woken is a loom deadlock. The embedder's count (the C layers' admission): the
     // waiter leaves it unless requeued, the notifier ends a requeued waiter's.
     loom::model(|| {
-        let st = Arc::new((
-            M::new(),
-            Condvar::new(),
-            AtomicBool::new(false),
-            AtomicIsize::new(0),
-        ));
+        let st = cv_admitting();
         let st2 = st.clone();
         let h = loom::thread::spawn(move || {
             st2.0.lock();
@@ -406,12 +412,7 @@ fn loom_condvar_notify_all_races_a_timeout() {
     // admitted waiters (each leaves it in its `left` callback unless requeued; the broadcaster
     // ends the requeued ones' with `n - 1`) never goes negative and ends at zero.
     loom::model(|| {
-        let st = Arc::new((
-            M::new(),
-            Condvar::new(),
-            AtomicBool::new(false),
-            AtomicIsize::new(0),
-        ));
+        let st = cv_admitting();
         let st2 = st.clone();
         let timed = loom::thread::spawn(move || {
             st2.0.lock();

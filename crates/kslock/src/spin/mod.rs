@@ -319,10 +319,9 @@ const YIELD_MAX: u32 = (1 << 6) - 1;
 const LOW_MASK: u32 = 0xFFFF;
 /// [`SpinStats::yields_fail`]: above this share of yield phases that queued (/63, one half)
 /// the mutex skips its pre-queue yields (and an rwsem's blocked readers sleep at once). Lock
-/// events put the share at 0.69–0.99 with CS load
-/// 20–100 and no work outside the lock and at 0–0.19 with outside load 100 at 8+ threads
-/// (module doc of [`crate::mutex`], "The yield gate"); the half lies between them and was not
-/// tuned (no other value was measured).
+/// events put the share at 0.69–0.99 with CS load 20–100 and no work outside the lock and at
+/// 0–0.19 with outside load 100 at 8+ threads (module doc of [`crate::mutex`], "The yield
+/// gate"); the half lies between them and was not tuned (no other value was measured).
 const YIELD_GATE: u32 = 32;
 /// One in this many lockers of a lock whose yield phases mostly queue still runs the phase
 /// ([`SpinStats::skip_yields`]): the estimate needs outcomes to notice a change.
@@ -395,7 +394,12 @@ impl SpinStats {
     /// [`YIELD_GATE`] / 63 of them; module doc of [`crate::mutex`], "The yield gate")? No data
     /// reads as no.
     pub(crate) fn yields_fail(&self) -> bool {
-        (self.0.load(Relaxed) >> YIELD_SHIFT) & YIELD_MAX > YIELD_GATE
+        self.yield_share() > YIELD_GATE
+    }
+
+    /// The yield estimate: the share of yield phases that queued, 0–63 (bits 10–15).
+    fn yield_share(&self) -> u32 {
+        (self.0.load(Relaxed) >> YIELD_SHIFT) & YIELD_MAX
     }
 
     /// Does this locker skip its pre-queue yields (the yield gate: module doc of
@@ -416,8 +420,8 @@ impl SpinStats {
         if cfg!(kslock_loom) {
             return;
         }
-        let f = (self.0.load(Relaxed) >> YIELD_SHIFT) & YIELD_MAX;
-        let f = ewma(f as i32, if won { 0 } else { YIELD_MAX as i32 }).clamp(0, YIELD_MAX as i32);
+        let x = if won { 0 } else { YIELD_MAX as i32 };
+        let f = ewma(self.yield_share() as i32, x).clamp(0, YIELD_MAX as i32);
         self.replace_bits(YIELD_MAX << YIELD_SHIFT, (f as u32) << YIELD_SHIFT);
     }
 

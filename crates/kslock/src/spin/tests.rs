@@ -65,7 +65,7 @@ fn the_yield_estimate_opens_and_closes_the_gate() {
     for i in 0..64 {
         h.record_yields(i % 2 == 0);
     }
-    let share = (h.0.load(Relaxed) >> YIELD_SHIFT) & YIELD_MAX;
+    let share = h.yield_share();
     assert!((24..=40).contains(&share), "share {share}/63");
 }
 
