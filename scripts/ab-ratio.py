@@ -50,9 +50,9 @@ for r in range(runs):
             for o in ours:
                 row = locks[o]
                 mm = float(row['thread_ops_max']) / max(1, float(row['thread_ops_min']))
-                res[name][(o,) + k].append((float(row['kops']) / best, float(row['kops']), mm, float(row['wait_p999_ns']) / 1e6, mixed))
+                res[name][(o,) + k].append((float(row['kops']) / best, float(row['kops']), mm, float(row['wait_p999_ns']) / 1e6, mixed, float(row.get('cpu_ns_per_op') or 0)))
 names = [n for n, _, _ in S]
-print("cell (lock thr cs out rd) | " + " | ".join(f"{n}: ratio med [runs, * = mixed phases] kops mm p999" for n in names))
+print("cell (lock thr cs out rd) | " + " | ".join(f"{n}: ratio med [runs, * = mixed phases] kops mm p999 cpu-ns/op" for n in names))
 geo = collections.defaultdict(list)
 for k in sorted(res[names[0]], key=lambda k: (k[0], int(k[1]), int(k[2]), int(k[3]), int(k[4]))):
     out = []
@@ -63,7 +63,7 @@ for k in sorted(res[names[0]], key=lambda k: (k[0], int(k[1]), int(k[2]), int(k[
         same = [x[0] for x in v if not x[4]]
         same_med = f" one-phase {statistics.median(same):.3f}" if same and len(same) < len(v) else ""
         runs_txt = "[" + ", ".join(f"{x[0]:.2f}{'*' if x[4] else ''}" for x in v) + "]"
-        out.append(f"{med:.3f} {runs_txt}{same_med} {statistics.median(x[1] for x in v):.0f} mm{statistics.median(x[2] for x in v):.1f} p{statistics.median(x[3] for x in v):.1f}")
+        out.append(f"{med:.3f} {runs_txt}{same_med} {statistics.median(x[1] for x in v):.0f} mm{statistics.median(x[2] for x in v):.1f} p{statistics.median(x[3] for x in v):.1f} c{statistics.median(x[5] for x in v):.0f}")
     print(k, " | ".join(out))
 for n in names:
     print("geo", n, round(math.exp(sum(map(math.log, geo[n])) / len(geo[n])), 3))

@@ -21,6 +21,7 @@
 //! | `rotation_yield` | a thread that contends for a mutex yields after its next release, at most once per 5 spin caps (off: never) | [`crate::mutex`] `rotate` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
+//! | `writer_yield_gate` | the writer's yield before spinning on readers happens only while the lock's average spin is below 512 ns (off: whatever the spins take) | [`crate::rwsem`] `write_contended` |
 //! | `quick_yield_spins` | a writer whose yield before spinning returned at once (it ran nobody) spins next instead of yielding again (off: up to two yields on readers regardless) | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
 //! | `writer_gap_poll` | where the lock's spins win after short waits and nobody queues or spins, a writer that finds a writer owner polls the lock for up to ≈ 430 ns instead of yielding first | [`crate::rwsem`] `writer_gap_poll` |
@@ -57,9 +58,10 @@ pub(crate) enum Mech {
     SpinBatchStop = 1 << 22,
     WriterWindow = 1 << 23,
     YieldGate = 1 << 24,
+    WriterYieldGate = 1 << 25,
 }
 
-const NAMES: [(&str, Mech); 23] = [
+const NAMES: [(&str, Mech); 24] = [
     ("grant_wait", Mech::GrantWait),
     ("owner_turn", Mech::OwnerTurn),
     ("pre_queue_yield", Mech::PreQueueYield),
@@ -83,6 +85,7 @@ const NAMES: [(&str, Mech); 23] = [
     ("spin_batch_stop", Mech::SpinBatchStop),
     ("writer_window", Mech::WriterWindow),
     ("yield_gate", Mech::YieldGate),
+    ("writer_yield_gate", Mech::WriterYieldGate),
 ];
 
 /// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.

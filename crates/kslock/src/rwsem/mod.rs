@@ -233,6 +233,38 @@
 //! (a per-thread memory of it), 2 threads, 50% reads, CS load 1 went 1.10 → 0.93 and 90% reads
 //! 1.42 → 1.26: dropped.
 //!
+//! **The writer's yield gate** (session 45, AMD EPYC guest; switch `writer_yield_gate`): the
+//! writer yields first only while the lock's average spin (the spin estimate of
+//! [`crate::spin`], over its writers' spins) is below `YIELD_FIRST_MAX_NS`, 512 ns, about what
+//! a yield that returns at once costs (0.49 µs here); before the lock's first spin it yields.
+//! The yield first was measured on the Intel guest, where a section at CS load 20 lasts
+//! ≈ 90 ns; on this guest a `pause` is ≈ 27 ns and the sections are six times longer, and
+//! without the yield first (`KSLOCK_OFF=writer_yield_first`) the cells at CS load 20 and 100
+//! gained up to 18% while those at CS load 1 lost 8–12%. Lock events (a scratch build) put the
+//! average spin, read where the writer decides, below 512 ns at CS load 1 (50% and 90%
+//! reads), at 384–768 ns at CS load 5, above 512 ns at CS load 20 (above 768 ns with 50%
+//! reads) and above 1 µs at CS load 100 (2–32 threads). After a yield the writer still met
+//! readers 33–90% of the time, at every CS load: the yield does not wait them out.
+//! Where a spin outlasts a yield, the yield hands the CPU to a thread that joins the readers,
+//! and the writer, back, meets readers again and yields a second time before it spins with
+//! `WRITER_WANT` anyway: two switches for nothing. Measured, kslock ÷ the best peer, medians
+//! of three alternated runs of one binary (every row but the `gate,nogate` ones took the
+//! threshold from a scratch environment variable):
+//!
+//! | command | cells | result |
+//! |---|---|---|
+//! | `scripts/ab-ratio.py 3 "base,w448=…,w512=…,w640=…,off=KSLOCK_OFF:writer_yield_first" -- matrix --locks kslock-rwsem,pthread-rwlock,parking-lot-rwlock,std-rwlock --threads 2,8,32 --cs-load 1,5,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05` | geo-mean of the 24 (always / 448 / 512 / 640 ns / never) | 1.081 / 1.088 / 1.107 / 1.099 / 1.088 |
+//! | same | CS load 1, the 6 cells, always → 512 ns → never | 1.07–1.27 → 1.07–1.22 → 0.96–1.13 |
+//! | same | CS load 20 and 100, 90% reads, 8 / 32 threads | 1.26 / 1.33, 1.29 / 1.27 → 1.39 / 1.32, 1.46 / 1.36 |
+//! | `scripts/ab-ratio.py 3 "gate,nogate=KSLOCK_OFF:writer_yield_gate" -- matrix --locks kslock-rwsem,pthread-rwlock,parking-lot-rwlock,std-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.4 --warmup 0.1` | geo-mean of the 24 | 1.152 → 1.178 |
+//! | same | 90% reads, CS load 20, 8 / 32 / 96 threads, kops/s | 2351 / 2310 / 2262 → 2529 / 2464 / 2410 |
+//! | `… --threads 96 --cs-load 1,20,100 --read-pct 50,90 --secs 1` (always / 512 / 640 ns) | 90% reads, CS load 20 / 100, kops/s; max/min per-thread ops | 2386 / 572 → 2443 / 615 → 2252 / 611; 1.2–1.6 on every side |
+//! | `… --threads 2,8,32 --cs-load 1,20,100 --outside-load 100 --read-pct 50,90 --secs 0.3` | geo-mean of the 18 (always → 512 ns) | 0.973 → 0.970 |
+//! | `… workload random … --threads 2,8,32 --cs-load 1,20,100 --outside-load 0,10 --read-pct 50,90 --secs 0.3` | geo-mean of the 36 | 1.046 → 1.056 |
+//!
+//! The CS load 5 cells at 90% reads stay below the peers either way (0.78–0.89 always, 0.82–0.88
+//! at 512 ns, 0.87–0.90 never): their average spin, 380–510 ns, sits under the threshold.
+//!
 //! **Meeting a writer** (session 22; switch `yield_on_writer`): a reader whose fast path
 //! fails on a writer (holding, or waiting awake with `WRITER_WANT` / `HANDOFF`) yields once
 //! before its first spin on `count` (then, as before, up to [`PRE_QUEUE_YIELDS`] more yields

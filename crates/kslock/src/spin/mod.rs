@@ -438,6 +438,16 @@ impl SpinStats {
         rate >= SHORT_WIN_RATE && time != 0 && u64::from(time) * TIME_UNIT_NS <= SHORT_WIN_NS
     }
 
+    /// This lock's average spin, ns (spins that ran out of budget count with the time they
+    /// ran), or `None` before its first recorded spin. The rwsem writer's yield first reads it
+    /// (module doc of [`crate::rwsem`], "Writer meets readers").
+    pub(crate) fn mean_spin_ns(&self) -> Option<u64> {
+        match self.estimates().0 {
+            0 => None,
+            time => Some(u64::from(time) * TIME_UNIT_NS),
+        }
+    }
+
     /// Admits one more OSQ spinner unless `max` are admitted already. Relaxed: a counter, not a
     /// handover (the OSQ itself orders its nodes). A load first: a refused spinner (the usual
     /// case when threads outnumber CPUs) then makes no RMW on the lock's line, which the

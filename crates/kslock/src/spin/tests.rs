@@ -34,6 +34,29 @@ fn short_wins_need_both_a_high_rate_and_short_spins() {
 }
 
 #[test]
+fn the_mean_spin_follows_the_recorded_spins() {
+    let s = SpinStats::new();
+    assert_eq!(s.mean_spin_ns(), None, "no data yet");
+    // 300 ns spins: the average settles within 4 units of 64 ns of them (`ewma`), below
+    // the rwsem writer's 512 ns yield gate.
+    for _ in 0..64 {
+        s.record(300, true);
+    }
+    let short = s.mean_spin_ns().expect("recorded");
+    assert!((44..=556).contains(&short) && short < 512, "{short}");
+    // Failed spins count with the time they ran: 3 µs spins that all fail move it up.
+    for _ in 0..64 {
+        s.record(3_000, false);
+    }
+    let long = s.mean_spin_ns().expect("recorded");
+    assert!((2_744..=3_264).contains(&long), "{long}");
+    // The admission count in the low bits does not disturb it.
+    assert!(s.admit(4));
+    assert_eq!(s.mean_spin_ns(), Some(long));
+    s.leave();
+}
+
+#[test]
 fn the_yield_estimate_opens_and_closes_the_gate() {
     let s = SpinStats::new();
     assert!(!s.yields_fail(), "no data: the yields run");
