@@ -258,6 +258,7 @@
 //! | same | CS load 20 and 100, 90% reads, 8 / 32 threads | 1.26 / 1.33, 1.29 / 1.27 → 1.39 / 1.32, 1.46 / 1.36 |
 //! | `scripts/ab-ratio.py 3 "gate,nogate=KSLOCK_OFF:writer_yield_gate" -- matrix --locks kslock-rwsem,pthread-rwlock,parking-lot-rwlock,std-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.4 --warmup 0.1` | geo-mean of the 24 | 1.152 → 1.178 |
 //! | same | 90% reads, CS load 20, 8 / 32 / 96 threads, kops/s | 2351 / 2310 / 2262 → 2529 / 2464 / 2410 |
+//! | same command, two runs, `--threads 3,4,16,64 --secs 0.3 --warmup 0.05` | geo-mean of the 24; 90% reads, CS load 100, 3 / 4 / 16 / 64 threads, kops/s | 1.176 → 1.214; 580 / 558 / 574 / 548 → 631 / 635 / 629 / 615 |
 //! | `… --threads 96 --cs-load 1,20,100 --read-pct 50,90 --secs 1` (always / 512 / 640 ns) | 90% reads, CS load 20 / 100, kops/s; max/min per-thread ops | 2386 / 572 → 2443 / 615 → 2252 / 611; 1.2–1.6 on every side |
 //! | `… --threads 2,8,32 --cs-load 1,20,100 --outside-load 100 --read-pct 50,90 --secs 0.3` | geo-mean of the 18 (always → 512 ns) | 0.973 → 0.970 |
 //! | `… workload random … --threads 2,8,32 --cs-load 1,20,100 --outside-load 0,10 --read-pct 50,90 --secs 0.3` | geo-mean of the 36 | 1.046 → 1.056 |
