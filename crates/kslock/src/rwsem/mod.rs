@@ -237,10 +237,10 @@
 //! writer yields first only while the lock's average spin (the spin estimate of
 //! [`crate::spin`], over its writers' spins) is below `YIELD_FIRST_MAX_NS`, 512 ns, about what
 //! a yield that returns at once costs (0.49 µs here); before the lock's first spin it yields.
-//! The yield first was measured on the Intel guest, where a section at CS load 20 lasts
-//! ≈ 90 ns; on this guest a `pause` is ≈ 27 ns and the sections are six times longer, and
-//! without the yield first (`KSLOCK_OFF=writer_yield_first`) the cells at CS load 20 and 100
-//! gained up to 18% while those at CS load 1 lost 8–12%. Lock events (a scratch build) put the
+//! On this guest (a `pause` ≈ 27 ns, a section at CS load 20 ≈ 0.6 µs; ≈ 90 ns on the Intel
+//! guest of session 21's second yield) the cells at CS load 20 and 100 with 90% reads gained
+//! 9–17% without the yield first (`KSLOCK_OFF=writer_yield_first`), while those at CS load 1
+//! lost 2–13%. Lock events (a scratch build) put the
 //! average spin, read where the writer decides, below 512 ns at CS load 1 (50% and 90%
 //! reads), at 384–768 ns at CS load 5, above 512 ns at CS load 20 (above 768 ns with 50%
 //! reads) and above 1 µs at CS load 100 (2–32 threads). After a yield the writer still met
@@ -264,7 +264,7 @@
 //! | `… workload random … --threads 2,8,32 --cs-load 1,20,100 --outside-load 0,10 --read-pct 50,90 --secs 0.3` | geo-mean of the 36 | 1.046 → 1.056 |
 //!
 //! The CS load 5 cells at 90% reads stay below the peers either way (0.78–0.89 always, 0.82–0.88
-//! at 512 ns, 0.87–0.90 never): their average spin, 380–510 ns, sits under the threshold.
+//! at 512 ns, 0.87–0.90 never): their average spin, 384–512 ns, sits under the threshold.
 //!
 //! **Meeting a writer** (session 22; switch `yield_on_writer`): a reader whose fast path
 //! fails on a writer (holding, or waiting awake with `WRITER_WANT` / `HANDOFF`) yields once
