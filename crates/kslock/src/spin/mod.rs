@@ -435,17 +435,14 @@ impl SpinStats {
             return false;
         }
         let (time, rate) = self.estimates();
-        rate >= SHORT_WIN_RATE && time != 0 && u64::from(time) * TIME_UNIT_NS <= SHORT_WIN_NS
+        rate >= SHORT_WIN_RATE && spin_ns(time).is_some_and(|ns| ns <= SHORT_WIN_NS)
     }
 
     /// This lock's average spin, ns (spins that ran out of budget count with the time they
     /// ran), or `None` before its first recorded spin. The rwsem writer's yield first reads it
     /// (module doc of [`crate::rwsem`], "Writer meets readers").
     pub(crate) fn mean_spin_ns(&self) -> Option<u64> {
-        match self.estimates().0 {
-            0 => None,
-            time => Some(u64::from(time) * TIME_UNIT_NS),
-        }
+        spin_ns(self.estimates().0)
     }
 
     /// Admits one more OSQ spinner unless `max` are admitted already. Relaxed: a counter, not a
@@ -517,6 +514,11 @@ impl SpinStats {
         };
         self.set_estimates(time.max(1) as u32, rate as u32);
     }
+}
+
+/// The spin-time estimate (bits 22–31) in ns, `None` while it holds no data (0).
+fn spin_ns(time: u32) -> Option<u64> {
+    (time != 0).then(|| u64::from(time) * TIME_UNIT_NS)
 }
 
 /// One step of an exponentially weighted average with weight 1/8, rounded to the nearest
