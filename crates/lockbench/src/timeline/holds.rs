@@ -29,7 +29,7 @@ pub const STRETCH: f64 = 8.0;
 
 /// One exclusive section, ns from the window's start: enter, exit, thread, CPU of `enter`.
 #[derive(Clone, Copy, Debug)]
-pub struct Excl {
+pub struct Section {
     pub enter: f64,
     pub exit: f64,
     pub tid: usize,
@@ -62,7 +62,7 @@ pub struct Holds {
 
 /// The holds of exclusive sections `secs` (in entry order, non-overlapping) in a window of
 /// `window` ns; `k` converts the sections' times to ns.
-pub fn holds(secs: &[Excl], k: f64, window: f64) -> Holds {
+pub fn holds(secs: &[Section], k: f64, window: f64) -> Holds {
     let mut h = Holds::default();
     if secs.is_empty() || window <= 0.0 {
         return h;
@@ -124,8 +124,8 @@ pub fn holds(secs: &[Excl], k: f64, window: f64) -> Holds {
 mod tests {
     use super::*;
 
-    fn x(enter: f64, exit: f64, tid: usize, cpu: u16) -> Excl {
-        Excl {
+    fn x(enter: f64, exit: f64, tid: usize, cpu: u16) -> Section {
+        Section {
             enter,
             exit,
             tid,

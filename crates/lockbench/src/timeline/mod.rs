@@ -44,7 +44,7 @@ use crate::runner::{pause, Excl};
 use crate::stats::{pin_to, Rng};
 
 pub mod holds;
-use holds::{Excl as HoldSec, Holds};
+use holds::Holds;
 
 /// Most stamps one run may hold (threads × ops; 40 bytes each, 320 MB).
 pub const MAX_STAMPS: usize = 8_000_000;
@@ -390,34 +390,31 @@ pub fn analyse(threads: &[Vec<Stamp>], ns_per_tick: f64) -> Report {
         return r;
     }
     shares(&near, w0, w1, &mut r);
-    // Exclusive sections in entry order: re-entries, handovers, section lengths.
-    let (mut same, mut other, mut run, mut first) = (vec![], vec![], vec![], vec![]);
-    let mut prev: Option<&Sec> = None;
-    for s in secs.iter().filter(|s| !s.read) {
-        if let Some(p) = prev {
-            let gap = (s.enter - p.exit) * k;
-            let len = (s.exit - s.enter) * k;
-            if p.tid == s.tid {
-                same.push(gap);
-                run.push(len);
-            } else {
-                other.push(gap);
-                first.push(len);
-            }
-        }
-        prev = Some(s);
-    }
-    r.handovers_per_kop = other.len() as f64 * 1000.0 / r.ops as f64;
-    let excl: Vec<HoldSec> = secs
+    // Exclusive sections in entry order: re-entries, handovers, section lengths, holds.
+    let excl: Vec<holds::Section> = secs
         .iter()
         .filter(|s| !s.read)
-        .map(|s| HoldSec {
+        .map(|s| holds::Section {
             enter: s.enter,
             exit: s.exit,
             tid: s.tid,
             cpu: s.cpu,
         })
         .collect();
+    let (mut same, mut other, mut run, mut first) = (vec![], vec![], vec![], vec![]);
+    for w in excl.windows(2) {
+        let (p, s) = (&w[0], &w[1]);
+        let gap = (s.enter - p.exit) * k;
+        let len = (s.exit - s.enter) * k;
+        if p.tid == s.tid {
+            same.push(gap);
+            run.push(len);
+        } else {
+            other.push(gap);
+            first.push(len);
+        }
+    }
+    r.handovers_per_kop = other.len() as f64 * 1000.0 / r.ops as f64;
     r.holds = holds::holds(&excl, k, r.window_ns);
     (r.reentry_gap, r.handover_gap) = (Summary::of(same), Summary::of(other));
     (r.section_in_run, r.section_after_handover) = (Summary::of(run), Summary::of(first));
