@@ -109,14 +109,14 @@ pub fn holds(secs: &[Section], k: f64, window: f64) -> Holds {
         }
     }
     h.ret = Summary::of(ret);
-    let sec = Summary::of(secs.iter().map(|s| (s.exit - s.enter) * k).collect());
-    let stretched: Vec<f64> = secs
-        .iter()
-        .map(|s| (s.exit - s.enter) * k)
-        .filter(|&l| l >= sec.p50 * STRETCH)
+    let sec_lens: Vec<f64> = secs.iter().map(|s| (s.exit - s.enter) * k).collect();
+    let median = Summary::of(sec_lens.clone()).p50;
+    let stretched: Vec<f64> = sec_lens
+        .into_iter()
+        .filter(|&l| l >= median * STRETCH)
         .collect();
     h.stretched = stretched.len();
-    h.stretched_share = stretched.iter().map(|l| l - sec.p50).sum::<f64>() / window;
+    h.stretched_share = stretched.iter().map(|l| l - median).sum::<f64>() / window;
     h
 }
 
