@@ -210,8 +210,8 @@ impl Osq {
         self.unqueue(me, layout)
     }
 
-    /// Leaves the queue (steps A, B, C of kernel-locks.md C). Returns `true` if a grant won the
-    /// race (then `me` is the head after all).
+    /// Leaves the queue (steps A, B, C of `docs/kernel-locks.md` C). Returns `true` if a grant
+    /// won the race (then `me` is the head after all).
     #[cold]
     fn unqueue(&self, me: &'static ThreadRec, layout: OsqLayout) -> bool {
         let n = node(me, layout);
