@@ -118,13 +118,8 @@ mod condvar;
 pub mod events;
 #[cfg(not(kslock_loom))]
 mod fair_mutex;
-// fairness.rs is being rewritten elsewhere; its doc links to private items and to `max_ns`
-// are its own to fix (they render as text until then).
-#[allow(rustdoc::broken_intra_doc_links, rustdoc::private_intra_doc_links)]
 pub mod fairness;
-// An experimental rw lock built on the mutex (issue 11): its module doc links kslock's
-// private modules, whose docs render as text.
-#[allow(rustdoc::private_intra_doc_links)]
+// An experimental rw lock built on the mutex (issue 11); not yet the default `RwSem`.
 pub mod hybrid;
 mod mutex;
 mod osq;
