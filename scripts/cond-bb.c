@@ -1,6 +1,6 @@
 /* A bounded buffer on one pthread mutex and two condvars, signalled under the mutex: the
- * classic condvar pattern, for the preload (README, known gaps; condvar module doc, "Signal
- * under the mutex").
+ * classic condvar pattern, for the preload (docs/experiments.md and the condvar module doc,
+ * "Signal under the mutex").
  *
  *   cc -O2 -pthread -o target/cond-bb scripts/cond-bb.c
  *   target/cond-bb PRODUCERS CONSUMERS ITEMS

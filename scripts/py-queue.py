@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Python threads through queue.Queue: a real-program pattern for the preload (README, known gaps).
+"""Python threads through queue.Queue: a real-program pattern for the preload.
+
+CPython's GIL is a pthread mutex and condvar, signalled with the mutex held (docs/experiments.md,
+"Signal under the mutex").
 
 usage: python3 scripts/py-queue.py [PRODUCERS] [CONSUMERS] [ITEMS]   (defaults 4 4 20000)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The ideal rw lock with two running threads on two CPUs (README, known gaps: the rwsem's
-50%-read target).
+"""The ideal rw lock with two running threads on two CPUs (docs/experiments.md, "Reads rarely
+pair up": the rwsem's 50%-read target).
 
 usage: scripts/rw-ideal.py [OPS]
 

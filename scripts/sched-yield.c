@@ -1,5 +1,6 @@
-// Two facts of the Linux scheduler that shape kslock's per-thread spread (README, known gaps,
-// session 42). No lock involved: threads spin for a while and call sched_yield().
+// Two facts of the Linux scheduler that shape kslock's per-thread spread (docs/experiments.md,
+// "A yield forfeits the slice"; measured 2026-11-29). No lock involved: threads spin for a
+// while and call sched_yield().
 //
 //   cc -O2 -pthread -o /tmp/sched-yield scripts/sched-yield.c
 //

@@ -1,5 +1,6 @@
-// What a handover's pieces cost on this machine (README, known gaps, session 46). No lock
-// involved: one futex word, two or three threads pinned to CPUs 0 and 1.
+// What a handover's pieces cost on this machine (docs/experiments.md, "Wakeups, timers and
+// yields"; measured 2026-12-01). No lock involved: one futex word, two or three threads pinned
+// to CPUs 0 and 1.
 //
 //   cc -O2 -pthread -o /tmp/wake-cost scripts/wake-cost.c
 //

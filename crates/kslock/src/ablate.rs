@@ -1,6 +1,7 @@
 //! Switches that turn one mechanism off, for A/B measurements (issue 11, "ablation"):
 //! `KSLOCK_OFF=<comma-separated names>`, read once per process. Every mechanism a switch names
-//! is on by default; its module doc gives the measured A/B ratio.
+//! is on by default; its module doc describes it, and `docs/experiments.md` (in the repository)
+//! gives its measured A/B.
 //!
 //! | name | mechanism | where |
 //! |------|-----------|-------|
@@ -102,7 +103,8 @@ const READ: u32 = 1 << 31;
 static MASK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
 /// The mask: one load where it was read already (inline, no call: a call through the GOT costs
-/// 2–5 ns on the development VM, whose kernel runs with IBRS), else [`read_mask`].
+/// 2–5 ns on a guest whose kernel runs with IBRS, and a switch must cost the same on both sides
+/// of an A/B), else [`read_mask`].
 #[cfg(not(kslock_loom))]
 #[inline]
 fn off_mask() -> u32 {

@@ -43,36 +43,16 @@
 //! mutex whose holder it has just put off the CPU, and yields (R3 of [`crate::spin`]). glibc's
 //! condvar wakes at the signal too, but its woken thread sleeps on the mutex at once. Where
 //! threads wait for the mutex, the signalled waiter is woken as before: moved, it would queue
-//! behind them and their fairness windows (a bounded buffer on one mutex, 4 producers and 4
-//! consumers, ran 8x slower that way). Embedders may keep the wake at the signal
+//! behind them and their fairness windows (a bounded buffer on one mutex ran several times
+//! slower that way). Embedders may keep the wake at the signal
 //! ([`Condvar::notify_one_left`]; the preload does for `CLOCK_REALTIME` condvars).
 //!
-//! Found with CPython's GIL under the preload (`scripts/py-queue.py`: threads passing items
-//! through a `queue.Queue`; the GIL is a pthread mutex and condvar, signalled by `drop_gil`
-//! with the mutex held). Lock events (a scratch build) showed 96–97% of the mutex slow paths
-//! stopping their spin on an owner that was not running on the spinner's CPU (R3; the owner's
-//! live rseq `cpu_id` agreed in all but 14 of 31 000), the owner in every case inside a kslock
-//! wake (a flag around `WakeQ::wake_all`, whose sampled backtraces were all `notify_one` under
-//! `drop_gil`), and the spinner acquiring after one pre-queue yield. Session 43, the
-//! 2-vCPU AMD guest, medians of 5 alternated runs, seconds (glibc / the preload before / after;
-//! `scripts/py-queue.py P C N`, and `scripts/cond-bb.c`, a bounded buffer signalled under its
-//! mutex):
-//!
-//! | program | glibc | before | after |
-//! |---|---|---|---|
-//! | `py-queue.py` 1 + 1 threads, 50 000 items | 0.138 | 0.253 | 0.158 |
-//! | `py-queue.py` 2 + 2, 30 000 | 0.522 | 1.011 | 0.643 |
-//! | `py-queue.py` 4 + 4, 20 000 | 0.964 | 1.539 | 0.849 |
-//! | `py-queue.py` 16 + 16, 5 000 | 1.266 | 1.849 | 1.325 |
-//! | `cond-bb` 1 + 1, 300 000 | 0.130 | 0.097 | 0.119 |
-//! | `cond-bb` 2 + 2, 300 000 | 0.305 | 0.218 | 0.197 |
-//! | `cond-bb` 4 + 4, 200 000 | 0.383 | 0.258 | 0.149 |
-//! | `cond-bb` 16 + 16, 50 000 | 0.760 | 0.147 | 0.175 |
-//!
-//! The variant that also moved the waiter onto a mutex with waiters: `py-queue.py` 4 + 4 0.95 s,
-//! but `cond-bb` 4 + 4 1.9–2.0 s and 16 + 16 12–16 s. The requeued waiter's admission (the C
-//! layers' destroy count) ends at the requeue, by its notifier, as after a broadcast
-//! ([`Condvar::notify_one_left`] says which happened). Loom: `loom_condvar_notify_one_under_*`.
+//! The case that asked for it is CPython's GIL under the preload (a pthread mutex and condvar,
+//! signalled by `drop_gil` with the mutex held; `scripts/py-queue.py`, and `scripts/cond-bb.c`,
+//! a bounded buffer signalled under its mutex): `docs/experiments.md`, "Signal under the
+//! mutex". The requeued waiter's admission (the C layers' destroy count) ends at the requeue, by
+//! its notifier, as after a broadcast ([`Condvar::notify_one_left`] says which happened). Loom:
+//! `loom_condvar_notify_one_under_*`.
 //!
 //! # The mutex word
 //!
@@ -93,11 +73,16 @@ use crate::sys::{self, Deadline};
 use crate::thread::{current, Kind, WaitSlot, Waiter, WakeQ};
 use crate::wait::{WaitList, WaitLock};
 
+/// `Waiter::state`: linked in the condvar list (module doc's state table).
 const CV_WAITING: u32 = 0;
+/// Unlinked and woken by a notifier: re-lock the mutex normally.
 const CV_NOTIFIED: u32 = 1;
+/// Moved onto the mutex's wait list: wait there as a mutex waiter.
 const CV_REQUEUED: u32 = 2;
 // 3 is the mutex's `GRANTED` (a requeued waiter the mutex handed the lock to).
+/// Timed out and claimed its own exit: notifiers skip it.
 const CV_LEAVING: u32 = 4;
+/// A `CV_LEAVING` waiter that a notifier unlinked for it.
 const CV_DETACHED: u32 = 5;
 
 /// How a wait left the condvar, passed to the callback of [`Condvar::wait_raw_then`].

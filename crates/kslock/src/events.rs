@@ -4,7 +4,15 @@
 //! measurements, not to drive decisions.
 //!
 //! Counters are sharded over 16 cache-line-padded slots by thread record id, so that counting
-//! does not itself become the contention it measures.
+//! does not itself become the contention it measures. Each count is one Relaxed `fetch_add` on
+//! the caller's shard; [`snapshot`] sums the shards with Relaxed loads, so a snapshot taken while
+//! threads run is a consistent total only to within the events in flight. Without the feature
+//! `count` is an empty inline function and no event costs anything (the enum stays, so call
+//! sites compile either way).
+//!
+//! Each event is documented with one line in this file's `Event` list, and [`snapshot`]
+//! returns them by name. The mutex's `mutex_hold_*` events sample where the holding time goes
+//! at its turn checks (module doc of `kslock::mutex`'s `turn`).
 
 macro_rules! events {
     ($($(#[$doc:meta])* $name:ident,)*) => {

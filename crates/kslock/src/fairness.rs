@@ -5,18 +5,18 @@
 //!
 //! When more threads want a lock than there are CPUs, the lock's throughput is decided by how
 //! often ownership moves between threads: a move to a sleeping thread costs a wakeup (≈ 2 µs on
-//! the same CPU, ≈ 30 µs across CPUs on the development VM) and a move between running threads
-//! a cache-line transfer (≈ 0.1–0.4 µs), against critical sections of 27 ns to 3 µs. The best
-//! schedule keeps one thread re-locking from its own cache for a while (barging is what makes
-//! locks fast) and moves ownership rarely, to a waiter that is already awake.
+//! the same CPU, 20–30 µs across CPUs on the 2-vCPU development guests) and a move between
+//! running threads a cache-line transfer (≈ 0.1–0.4 µs), against critical sections of 27 ns to
+//! 3 µs. The best schedule keeps one thread re-locking from its own cache for a while (barging
+//! is what makes locks fast) and moves ownership rarely, to a waiter that is already awake.
 //!
 //! Starvation is bounded the same way: a waiter that has been the head of the queue for its
-//! window reserves the lock, and the next unlock hands it over (kernel-locks.md B, HANDOFF).
-//! The kernel asks for the handoff after one lost race (fair at µs scale, a handover per wakeup);
-//! Go's mutex after 1 ms of waiting; parking_lot at a random 0–1 ms. kslock sizes the window
-//! from the queue: every waiter should wait about [`TARGET_NS`] in total, so a head that
-//! already waited long in the queue gets a short window and a head that arrived at an empty
-//! queue lets the owner batch for up to [`max_ns`]:
+//! window reserves the lock, and the next unlock hands it over (`docs/kernel-locks.md` B,
+//! HANDOFF). The kernel asks for the handoff after one lost race (fair at µs scale, a handover
+//! per wakeup); Go's mutex after 1 ms of waiting; parking_lot at a random 0–1 ms. kslock sizes
+//! the window from the queue: every waiter should wait about `TARGET_NS` in total, so a head
+//! that already waited long in the queue gets a short window and a head that arrived at an
+//! empty queue lets the owner batch for up to the maximum:
 //!
 //! ```text
 //! handoff_at = clamp(queued_at + TARGET, head_at + min, head_at + max)
@@ -26,27 +26,32 @@
 //! maximum, 96 waiters for the minimum, so a thread waits ≈ n × window for its next turn (the
 //! p99.9 wait at 96 threads) and gets its share of the lock once per rotation (fair at ms
 //! scale). A window costs one wakeup and one handover, a few µs; the minimum keeps that a small
-//! part of it.
+//! part of it. The window trades throughput for the p99.9 wait at 96 threads and nothing else
+//! (`docs/experiments.md`, "Window length" and "What a move costs").
 //!
 //! # Numbers
 //!
 //! | parameter | value | from | override |
 //! |-----------|-------|------|----------|
 //! | `TARGET_NS` | 4 ms | the kernel rwsem's handoff timeout (`RWSEM_WAIT_TIMEOUT`, ≈ 4 ms), the wait it accepts before reserving the lock | `KSLOCK_WAIT_TARGET_NS` |
-//! | `min_ns` | 2 × the spin cap (≈ 40 µs on the VM, 20–80 µs) | the spin cap is calibrated near a sleep/wake round trip ([`crate::spin`]); a handover costs a few µs of the owner's time and the window's timer adds its slack, so 2 round trips keep the overhead to a few % while 96 waiters still rotate in under 10 ms | `KSLOCK_WINDOW_MIN_NS` |
-//! | `max_ns` | `TARGET_NS` / 4 (1 ms) | at most a quarter of the total wait target per window: a waiter never waits more than about a millisecond for the lock to come back when only a few threads want it | `KSLOCK_WINDOW_MAX_NS` |
+//! | min | 2 × the spin cap, clamped to 20–80 µs (40 µs for the Intel guest's ≈ 20 µs cap, up to 80 µs on the AMD guests, whose cap calibrates to 20–40 µs) | the spin cap is calibrated near a sleep/wake round trip (module doc of `spin`, [`crate::spin_cap_ns`]); a handover costs a few µs of the owner's time and the window's timer adds its slack, so 2 round trips keep the overhead to a few % while 96 waiters still rotate in about 10 ms | `KSLOCK_WINDOW_MIN_NS` |
+//! | max | `TARGET_NS` / 4 (1 ms), at least the minimum | at most a quarter of the total wait target per window: a waiter never waits more than about a millisecond for the lock to come back when only a few threads want it | `KSLOCK_WINDOW_MAX_NS` |
 //!
-//! The overrides are read once per process, for experiments.
+//! The overrides are read once per process, for experiments. [`window_ns`] gives the bounds in
+//! force.
 
 /// Total wait to aim for per waiter, ns (module doc).
 #[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
 pub(crate) const TARGET_NS: u64 = 4_000_000;
-/// The window minimum in spin caps.
+/// The window minimum in spin caps (module doc, "Numbers").
 #[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
 const MIN_CAPS: u64 = 2;
-/// Clamp of the minimum, ns.
+/// Lower clamp of the minimum, ns, for machines whose cap calibrates below 10 µs (bare metal):
+/// a window stays several times the few µs a handover costs. Set, not tuned.
 #[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
 const MIN_FLOOR_NS: u64 = 20_000;
+/// Upper clamp of the minimum, ns: 2 × the cap's own ceiling (40 µs); 96 waiters at 80 µs
+/// rotate in ≈ 8 ms, under the 10 ms aimed at for the p99.9 wait.
 #[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
 const MIN_CEIL_NS: u64 = 80_000;
 

@@ -71,7 +71,7 @@
 //!
 //! | | kslock | parking_lot 0.12 | std (futex, Linux) |
 //! |---|---|---|---|
-//! | mutex fairness | running threads may barge ahead of sleeping waiters until the head waiter's **fairness window** ends (≈ 80 µs – 1 ms, [`fairness`]), then the lock is handed to it: a waiter's wait is bounded | barging; "eventual fairness": a handover on average every 0.5 ms | barging, no bound |
+//! | mutex fairness | running threads may barge ahead of sleeping waiters until the head waiter's **fairness window** ends (from 2 spin caps, 20–80 µs, up to 1 ms, [`fairness`]), then the lock is handed to it: a waiter's wait is bounded | barging; "eventual fairness": a handover on average every 0.5 ms | barging, no bound |
 //! | mutex spinning | while the owner runs (a per-thread "parked" flag and CPU id published by every thread), one spinner per lock (OSQ), under an adaptive budget capped near a sleep/wake round trip | a few exponential pause rounds and yields, only while nobody is parked | 100 loads |
 //! | rw lock | the kernel rwsem: a writer that waits awake stops the readers' fast path, readers are granted in bulk (≤ 256), the head writer reserves the lock (HANDOFF: against readers at once, against a writer after ≈ 4 ms); writers spin on writer owners and, briefly, on reader owners; upgradable reads (one upgradable holder beside readers; the upgrade keeps new readers out while the others leave) | task-fair; upgradable reads | writer-preferring |
 //! | condvar | `notify_all` wakes one waiter and requeues the rest onto the mutex | requeue as well | wakes all |
@@ -103,12 +103,27 @@
 //!
 //! # Module map
 //!
-//! `sys` (futex, clocks: the only syscalls), `sync` (loom shim), `thread` (type-stable
-//! per-thread records), `spin` (budgets and the "is the owner running?" oracle), `osq`
-//! (optimistic spin queue), `wait` (wait_lock, waiter list, wake list), [`policy`] (seed
-//! switches), [`fairness`] (the mutex's fairness window), [`events`] (lock event counters),
-//! [`hybrid`] (an experimental rw lock on the mutex whose reads run shared or through the
-//! mutex by measurement; not yet the default `RwSem`).
+//! | module | what it holds |
+//! |---|---|
+//! | `sys` | futex, clocks, the current CPU: the only system calls |
+//! | `sync` | the loom shim: every atomic, cell, spin hint and yield |
+//! | `thread` | type-stable per-thread records, owner words, parking, the deferred wake list, `fork()` handling |
+//! | `spin` | spin budgets and the "is the owner running?" oracle; the calibrated cap and pause |
+//! | `osq` | the optimistic spin queue: one poller per lock |
+//! | `wait` | the wait_lock and the FIFO waiter list |
+//! | `mutex` | the kernel mutex, its fairness window, turns, run limit and rotation yields |
+//! | `rwsem` | the kernel rw-semaphore |
+//! | `condvar` | the requeueing condition variable |
+//! | [`fairness`] | the window a head waiter grants barging threads |
+//! | [`policy`] | seed switches (type parameters) |
+//! | `ablate` | `KSLOCK_OFF` switches for A/B measurements |
+//! | [`events`] | lock event counters (feature `lock-events`) |
+//! | `chaos` | delay injection for tests (`--cfg kslock_chaos`) |
+//! | [`hybrid`] | an experimental rw lock on the mutex whose reads run shared or through the mutex by measurement; not yet the default `RwSem` |
+//! | `fair_mutex`, `remutex`, `rwlock` | `FairMutex`, `ReentrantMutex`, the rwsem's parking_lot names |
+//!
+//! The design is in each module's doc; the measurements behind it, and the mechanisms tried
+//! and dropped, are in `docs/experiments.md` in the repository.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -118,13 +133,8 @@ mod condvar;
 pub mod events;
 #[cfg(not(kslock_loom))]
 mod fair_mutex;
-// fairness.rs is being rewritten elsewhere; its doc links to private items and to `max_ns`
-// are its own to fix (they render as text until then).
-#[allow(rustdoc::broken_intra_doc_links, rustdoc::private_intra_doc_links)]
 pub mod fairness;
-// An experimental rw lock built on the mutex (issue 11): its module doc links kslock's
-// private modules, whose docs render as text.
-#[allow(rustdoc::private_intra_doc_links)]
+// An experimental rw lock built on the mutex (issue 11); not yet the default `RwSem`.
 pub mod hybrid;
 mod mutex;
 mod osq;

@@ -1,8 +1,13 @@
 //! The optimistic spin queue (OSQ): an MCS-style queue that lets exactly one spinner per lock
-//! poll the lock word, so that spinners do not stampede the owner's cache line (kernel-locks.md
-//! C). Spinners queue here; the queue head spins on the lock; everyone else spins on a flag in
-//! its own node. Any queued spinner may leave (unqueue) when its predecessor stops running or
-//! its budget is spent.
+//! poll the lock word, so that spinners do not stampede the owner's cache line
+//! (`docs/kernel-locks.md` C). Spinners queue here; the queue head spins on the lock; everyone
+//! else spins on a flag in its own node. Any queued spinner may leave (unqueue) when its
+//! predecessor stops running or its budget is spent.
+//!
+//! Bounds: one poller per lock (rule R4 of [`crate::spin`]); at most online CPUs − 1 admitted
+//! spinners per lock (the admission count, below), so a spinner never takes the CPU the owner
+//! needs; every wait in the queue runs under a [`crate::spin::Spin`] budget, and a wait for a
+//! neighbour's unqueue step is a `protocol_wait`, which gives the CPU away every 64 steps.
 //!
 //! Nodes are per thread (in [`ThreadRec`], never freed) rather than per CPU: a user-space
 //! spinner can be preempted, so two spinners may share a CPU, and a spinner never spins on two
@@ -210,8 +215,8 @@ impl Osq {
         self.unqueue(me, layout)
     }
 
-    /// Leaves the queue (steps A, B, C of kernel-locks.md C). Returns `true` if a grant won the
-    /// race (then `me` is the head after all).
+    /// Leaves the queue (steps A, B, C of `docs/kernel-locks.md` C). Returns `true` if a grant
+    /// won the race (then `me` is the head after all).
     #[cold]
     fn unqueue(&self, me: &'static ThreadRec, layout: OsqLayout) -> bool {
         let n = node(me, layout);

@@ -1,34 +1,63 @@
-//! Waiting: the `wait_lock` that guards a lock's waiter list and the FIFO list of waiters.
+//! Waiting: the `wait_lock` that guards a lock's waiter list, and the FIFO list of waiters.
 //! (The wait nodes and the deferred wake list live with the thread records, [`crate::thread`].)
 //!
-//! # `WaitLock` state
+//! Every kslock lock keeps its sleeping waiters in a [`WaitList`] guarded by a [`WaitLock`], as
+//! the kernel's locks keep theirs behind a spinlock. The holder only edits list and lock words,
+//! never makes a syscall and never waits for anything while holding it, so hold times are tens
+//! of ns and the lock needs no fairness of its own.
 //!
-//! | value | meaning |
-//! |-------|---------|
-//! | 0 | free |
-//! | 1 | held, nobody sleeps on it |
-//! | 2 | held, a thread may sleep on it (unlock must `FUTEX_WAKE`) |
+//! # `WaitLock`
 //!
-//! The holder only edits the list and lock words (never a syscall while holding it), so hold
-//! times are tens of ns: contenders spin a bounded number of steps ([`Spin`] with the lock's own
-//! budget) before sleeping. Holding it is a slow-path section for the fork barrier
+//! A three-state futex lock (the classic "mutex 3" shape), one `u32`, all-zero = free:
+//!
+//! | value | name | meaning |
+//! |-------|------|---------|
+//! | 0 | `WL_FREE` | free |
+//! | 1 | `WL_LOCKED` | held, nobody sleeps on it |
+//! | 2 | `WL_CONTENDED` | held, a thread may sleep on it: the unlock must `FUTEX_WAKE` one |
+//!
+//! ```text
+//! lock     0 -> 1        CAS, Acquire (fast path; also each try of the bounded spin)
+//! sleep    x -> 2        swap, Acquire; a swap that returned 0 took the lock (held as 2),
+//!                        otherwise FUTEX_WAIT while the word is 2, then swap again
+//! unlock   x -> 0        swap, Release; FUTEX_WAKE one if it returned 2
+//! ```
+//!
+//! A contender spins first, under a [`Spin`] with the owning lock's budget (its steps are not
+//! fed into that lock's statistics: a wait_lock hold is a different time), and sleeps only when
+//! the spin ends. A thread that takes the lock by the swap holds it as `WL_CONTENDED`, so its
+//! unlock wakes the next sleeper even when it was the last: at most one spurious wake per
+//! contended episode, never a lost one (a sleeper's `FUTEX_WAIT` on 2 fails at once if the word
+//! changed). Holding the wait_lock is a slow-path section for the fork barrier
 //! ([`crate::thread`]'s pool): a `fork()` never copies a half-edited list.
 //!
 //! # Waiter list
 //!
 //! A circular doubly-linked list of [`Waiter`] nodes (each in its thread's record, or on the
 //! stack of a nested wait); the lock stores only `first` (0 = empty, as in the kernel's 2026
-//! `first_waiter` change), the tail is `first.prev`. Every link and `first` change happens under
-//! the wait_lock. `first` is also read without it (Relaxed: "am I the head?" hints, re-checked
-//! under the lock).
+//! `first_waiter` change), the tail is `first.prev`.
 //!
-//! A waiter stays linked until it takes itself out under the wait_lock (mutex, writers,
-//! cancellations) or a waker unlinks it and publishes a grant (rwsem readers). Wakers never
-//! touch a [`Waiter`] after publishing its grant: they queue its record (type-stable) in a
-//! [`crate::thread::WakeQ`] and unpark it after unlocking.
+//! Invariants:
+//!
+//! 1. Every link and every change of `first` happens under the wait_lock.
+//! 2. A linked waiter's node stays valid until it is unlinked: a waiter takes itself out under
+//!    the wait_lock (mutex, writers, cancellations) before its frame can go away, or a waker
+//!    unlinks it and then publishes its grant (rwsem readers).
+//! 3. A waker never touches a [`Waiter`] after publishing its grant: it queues the waiter's
+//!    record (type-stable) in a [`crate::thread::WakeQ`] and unparks it after unlocking.
+//! 4. `first` is also read without the wait_lock (Relaxed): only as a hint ("am I the head?",
+//!    "is anyone waiting?"), which the reader re-checks under the lock or which a lock's own
+//!    protocol makes safe (the mutex's turn checks, module doc of `kslock::mutex`).
 //!
 //! In a `fork()` child, nodes of threads that did not survive the fork may still be linked
 //! (ghosts): [`WaitList::purge_ghosts`] takes them out before a lock wakes or grants.
+//!
+//! # Memory orderings
+//!
+//! The wait_lock's Acquire (CAS or swap) pairs with the Release swap of the unlock that freed
+//! it, so the list a holder sees is the list the previous holder left. The links are plain
+//! fields and `first` a Relaxed atomic (for the hints of invariant 4): the wait_lock orders
+//! them.
 
 use crate::chaos::{self, Site};
 use crate::spin::{Spin, SpinStats};
@@ -36,8 +65,11 @@ use crate::sync::{loom_const_fn, AtomicPtr, AtomicU32, Ordering::*};
 use crate::thread::{self, ThreadRec, Waiter};
 use core::ptr;
 
+/// The wait_lock is free.
 const WL_FREE: u32 = 0;
+/// Held, nobody sleeps on it.
 const WL_LOCKED: u32 = 1;
+/// Held, a thread may sleep on it: the unlock wakes one.
 const WL_CONTENDED: u32 = 2;
 
 /// A small spin-then-futex lock guarding a waiter list. All-zero = free.

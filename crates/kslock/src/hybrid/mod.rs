@@ -5,16 +5,16 @@
 //!
 //! # Why
 //!
-//! On the 2-CPU development machine, with more threads than CPUs, kslock's rwsem ran its 8+
+//! On the 2-CPU development guests, with more threads than CPUs, kslock's rwsem ran its 8+
 //! thread cells of the default matrix *below its own one-thread rate* wherever the sections
 //! were short (50% reads, CS load 1: 18.2k kops/s on 2 CPUs against 31.2k alone; 90% reads,
 //! CS load 20: 7.8k against 9.8k): every shared read is two RMWs on the count word, and two
 //! CPUs doing them move its cache line at every operation. glibc's rwlock won those cells by
 //! sleeping its losers and running one thread on one CPU. kslock's mutex already does that on
 //! purpose (its turns), and a scratch build that ran every read through the mutex beat the
-//! best peer in 7 of the 9 cells at 8 and 32 threads (module doc, "Measured") but lost the
-//! long read sections, where readers sharing the lock on both CPUs is worth 1.25–1.33×. So
-//! the lock runs reads both ways and picks by measurement ("Mode").
+//! best peer in 7 of the 9 cells at 8 and 32 threads but lost the long read sections, where
+//! readers sharing the lock on both CPUs is worth 1.25–1.33×. So the lock runs reads both ways
+//! and picks by measurement (module `mode`).
 //!
 //! # `count` (64 bits)
 //!
@@ -79,7 +79,7 @@
 //! block while the calling thread holds a read lock of either kind; they wait only while
 //! `LOCKED` is set.
 //!
-//! **Fairness** is the mutex's (module doc of [`crate::mutex`], "Fairness"): writers and
+//! **Fairness** is the mutex's (module doc of `kslock::mutex`, "Fairness"): writers and
 //! readers that go through `m` queue in its FIFO with its windows. A writer waits for the
 //! shared readers in the lock when it takes `m` (no new ones join) — at most the longest
 //! read section in progress. A shared reader blocked by a writer polls the count for at most
@@ -103,109 +103,19 @@
 //!   (`loom_hybrid_mode_flip`). The restart's `fetch_and` only clears the ops half: a writer
 //!   CAS that it makes fail is retried (`lock_if_no_reader`) or falls back to the drain.
 //!
-//! # Measured (session 26, the 2-vCPU Intel guest)
+//! # Status
 //!
-//! One invocation with the default run's rwsem cells and the hybrid beside the default rwsem
-//! (`lockbench matrix --locks kslock-rwsem-hybrid,kslock-rwsem,std-rwlock,parking-lot-rwlock,pthread-rwlock
-//! --threads 1,2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.4 --warmup 0.08
-//! --repeat 3`, commit `0690652`, medians of 3 interleaved repeats), each ÷ the best peer:
-//!
-//! | family | geo-mean, threads ≥ 2 / ≥ 8 | won | CPU ns/op ÷ best peer | STARVED at 8+ | worst p99.9 |
-//! |---|---|---|---|---|---|
-//! | hybrid, 50% reads | 1.22x / 1.18x | 9/12 | 0.77x | 5/9 | 10.49 ms |
-//! | default rwsem, 50% reads | 1.02x / 1.06x | 3/12 | 1.44x | 2/9 | 0.66 ms |
-//! | hybrid, 90% reads | 1.12x / 1.03x | 7/12 | 0.98x | 6/9 | 11.53 ms |
-//! | default rwsem, 90% reads | 0.88x / 0.86x | 4/12 | 1.88x | 2/9 | 0.52 ms |
-//!
-//! Per cell (hybrid ÷ best peer; the default rwsem's ratio in brackets): 50% reads, CS load 1
-//! at 2 / 8 / 32 / 96 threads 1.70 / 1.28 / 1.51 / 1.68 (0.88 / 1.09 / 1.35 / 1.68), CS load
-//! 20 1.40 / 1.20 / 1.23 / 1.12 (0.83 / 0.89 / 0.96 / 0.92), CS load 100 1.01 / 0.93 / 0.92 /
-//! 0.98 (1.00 / 0.96 / 0.96 / 0.98); 90% reads, CS load 1 2.70 / 1.03 / 0.95 / 0.94 (1.08 /
-//! 0.62 / 0.60 / 0.64), CS load 20 1.22 / 1.04 / 0.98 / 0.93 (0.84 / 0.84 / 0.83 / 0.83), CS
-//! load 100 0.85 / 1.19 / 1.14 / 1.15 (0.88 / 1.24 / 1.23 / 1.22). In the short-section cells
-//! the hybrid ran reads through `m` on 1.03–1.22 CPUs (the default rwsem: 2.0); at 90% reads,
-//! CS load 100, it chose shared reads (1.85–1.88 CPUs). One thread: 0.74–0.99 (a write is four
-//! RMWs, `m`'s two and the count's two, against the default rwsem's two).
-//!
-//! Other workloads, one invocation each on `0690652`, kslock ÷ the best peer (hybrid; default
-//! rwsem), same guest, nothing else running:
-//!
-//! | command | hybrid | default rwsem |
-//! |---|---|---|
-//! | `lockbench workload file --locks kslock-rwsem-hybrid,kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32 --secs 0.5 --warmup 0.1 --repeat 3` (2 / 8 / 32 threads) | 1.63 / 1.22 / 0.95 (1.10–1.15 CPUs) | 0.92 / 0.82 / 0.66 |
-//! | the same with `workload mmap` | 1.74 / 1.01 / 0.92 (1.05–1.14 CPUs) | 0.85 / 0.59 / 0.59 |
-//! | `lockbench matrix` (those locks) `--threads 2,8,32,96 --cs-load 1,20,100 --outside-load 100 --read-pct 0,50,90 --secs 0.3 --warmup 0.1 --repeat 3`, geo-mean at ≥ 2 / ≥ 8 threads, 0% / 50% / 90% reads | 0.92 / 0.92, 0.91 / 0.90, 0.92 / 0.91; STARVED at 8+ 6/9 each; worst p99.9 9.4 / 21.0 / 31.5 ms | 0.91 / 0.89, 0.94 / 0.93, 1.03 / 1.02; STARVED 0/9, 4/9, 3/9 |
-//! | `lockbench workload random` (those locks) `--threads 2,8,32,96 --outside-load 0,100 --read-pct 50,90 --secs 0.4 --warmup 0.1 --repeat 3`, geo-mean ≥ 2 / ≥ 8, 50% / 90% reads | 1.07 / 1.07, 0.97 / 0.95 | 1.07 / 1.09, 0.99 / 0.98 |
-//!
-//! So the gain is in the cells where threads contend for short fixed sections; with work
-//! outside the lock (the lock mostly free) a write's four RMWs and the turnstile cost it up to
-//! 10%, and with random section lengths it is level with the default rwsem.
-//!
-//! **Not yet the default**: (1) fairness at 32–96 threads: max/min per-thread operations
-//! 2.0–10.1 over 0.4 s (the default rwsem 1.1–5.5) and a p99.9 wait of 4–11.5 ms (0.1–0.7
-//! ms), 21–31 ms with outside work; also with the mode pinned to reads through `m` (96
-//! threads, CS load 1: 8.2 / 7.9 at 50% / 90% reads), so it is `m`'s queue rotation with every
-//! operation in it, not the duel's probes (over 1 s, lock-events build, 96 threads, 90% reads,
-//! reads pinned through `m`: CS load 1 max/min 3.8, p99.9 12.6 ms; CS load 20 2.3, 11.5 ms —
-//! kslock's mutex alone in the same run 2.5 / 4.2 ms and 2.7 / 15.7 ms); (2) the outside-load
-//! and random-length cells above; (3) the C library and the preload are not ported (the reads
-//! behind waiters their writer-preferring kind needs, and `try_write_spin`, are in module
-//! `behind`); (4) one thread runs 0.74× at 50% reads, CS load 1.
-//!
-//! The duel against each mode pinned (`scripts/ab-ratio.py 1 "duel,sh=KSLOCK_HYBRID_READS:shared,ex=KSLOCK_HYBRID_READS:exclusive"
-//! -- matrix --locks kslock-rwsem-hybrid,parking-lot-rwlock,pthread-rwlock --threads 2,8,32
-//! --cs-load 1,20,100 --read-pct 50,90 --secs 0.25 --warmup 0.1`, hybrid ÷ best peer,
-//! geo-mean of the 18 cells): duel 1.162, shared only 0.676, through `m` only 1.161. The duel
-//! followed the better mode in every cell within ≈ 0.05 except 2 threads, 90% reads, CS load
-//! 1 (2.26 against 2.54 pinned) and picked shared reads at 90% reads, CS load 100 (1.26 / 1.20
-//! at 8 / 32 threads against 1.00 / 0.93 through `m`).
-//!
-//! **Where the unfairness comes from** (reads pinned through `m`, 1 s cells, `scripts/ab-ratio.py
-//! 2 … -- matrix --locks kslock-rwsem-hybrid,pthread-rwlock --threads 32,96 --cs-load 1,20
-//! --read-pct 50,90 --secs 1 --warmup 0.1`, two runs per side, medians; scratch switches):
-//! max/min per-thread operations 1.6–5.5 and p99.9 0.7–9.4 ms as built; with the mutex's run
-//! limit (an owner without a turn yields after the window maximum, 1 ms) at 250 µs instead,
-//! 1.5–2.3 and 0.7–8.4 ms, but the geo-mean of kslock ÷ glibc fell 1.091 → 1.009 (96 threads,
-//! CS load 1: −15%); with the window maximum itself at 250 µs (`KSLOCK_WINDOW_MAX_NS`),
-//! 1.4–1.8 at 1.088 → 1.011; without the run limit (`KSLOCK_OFF=run_limit`) 2.5–10.8 at 1.13.
-//! So the owners that run without a turn for up to the window maximum while 95 threads rotate
-//! through ≈ 40 µs windows make the spread; a cheaper bound on them is the open lead.
-//!
-//! Session 27 narrowed that down. Sending an owner stopped by the run limit to the tail of
-//! the queue at its next contended lock (instead of letting it barge back) changed neither the
-//! spread nor the throughput (`docs/mutex-tried.md`, session 27), so the lone runs are not the
-//! whole story. The duel's switching is not it either: with lock events (`hybrid_*`), 1 s
-//! cells at 8 / 96 threads, CS load 1 and 100, 50 / 90% reads, the lock spent 88–98% of its
-//! ≈ 500 epochs a second in one mode and ran 5–15 probes a second; and over 1 s each mode
-//! pinned spreads on its own (`scripts/ab-ratio.py 1 "duel,ex=KSLOCK_HYBRID_READS:exclusive,sh=KSLOCK_HYBRID_READS:shared"
-//! -- matrix --locks kslock-rwsem-hybrid,pthread-rwlock --threads 32,96 --cs-load 1,20,100
-//! --read-pct 50,90 --secs 1 --warmup 0.1`): max/min through `m` 1.4–3.4 (3.0–3.4 at CS load 1
-//! with 32–96 threads; kslock's mutex alone with no reads, 1.3–2.1 in the same kind of run),
-//! shared 1.5–5.6, the duel 1.5–4.7 (4.6 and a 29 ms p99.9 at 96 threads, 90% reads, CS load
-//! 100, where it runs shared). Geo-mean of kslock ÷ glibc there: duel 1.069, through `m` 1.087,
-//! shared 0.672.
-//!
-//! Tried for the shared mode's fairness and dropped: a write unlock that hands `m` straight
-//! to its head waiter while reads are shared (`unlock_fair`, no turn to wait out;
-//! `scripts/ab-ratio.py 2`, `--threads 8,32,96 --cs-load 100 --read-pct 50,90 --secs 0.4`
-//! against parking_lot's and glibc's rwlocks): geo-mean 1.049 → 0.901, max/min at 96 threads,
-//! 90% reads 12.8 → 3.3 but 2.3 → 3.1 at 50%, p99.9 22.0 → 11.5 ms and 11.0 → 13.1 ms.
-//! Session 27: a turnstile reader (it holds `m` for one RMW) that hands `m` to its head
-//! waiter (`unlock_fair`) instead of a plain unlock: `scripts/ab-ratio.py 2 "on,off=KSLOCK_OFF:…"
-//! -- matrix --locks kslock-rwsem-hybrid,pthread-rwlock,parking-lot-rwlock --threads
-//! 32,96 --cs-load 20,100 --read-pct 50,90 --secs 1` gave 1.062 against 1.031 (96 threads,
-//! 90% reads, CS load 100: p99.9 19.9 → 10.0 ms), but the same with `--threads 2,8,32,96
-//! --cs-load 1,20,100 --secs 0.5` 1.152 against 1.161, max/min up and down by cell: dropped.
-//!
-//! The scratch prototype this design came from (every read through kslock's mutex, writers
-//! through it plus a reader count; `--threads 2,8,32 --cs-load 1,20,100 --read-pct 0,50,90`,
-//! one run) beat the best peer by 1.05–3.22× in the 50% and 90% cells at CS load 1 and 20 and
-//! lost the 90% CS load 100 cells (0.67 / 1.01 / 0.95 at 2 / 8 / 32 threads, where the default
-//! rwsem's shared readers reach 0.87 / 1.25 / 1.22); two changes to the default rwsem tried
-//! first did not get there: reads as writes through the rwsem's own writer path (geo-mean of
-//! 27 cells 0.922 against 0.919: its writers do not run one at a time), and a head writer that
-//! sleeps out a fairness window instead of being woken by every unlock (0.843).
-//!
+//! It wins where threads contend for short fixed sections (reads through `m` on ≈ 1 CPU) and
+//! is level with the default rwsem or up to 10% behind where the lock is mostly free (a write
+//! is four RMWs, `m`'s two and the count's two) or section lengths are random. **Not yet the
+//! default**: (1) fairness at 32–96 threads, which is `m`'s queue rotation with every operation
+//! in it (the owners that run without a turn for up to the window maximum make the spread;
+//! also with the mode pinned); (2) the outside-load and random-length cells; (3) the C library
+//! and the preload are not ported (the reads behind waiters their writer-preferring kind needs,
+//! and `try_write_spin`, are in module `behind`); (4) one thread runs at 0.74× with 50% reads
+//! and short sections. The measurements, the duel against each mode pinned and the variants
+//! tried for fairness: `docs/experiments.md`, "The hybrid rw lock".
+
 //! # Misuse
 //!
 //! `write_unlock`/`downgrade` by a thread that does not hold the write lock panic before
@@ -294,8 +204,8 @@ impl RawHybridRwSem {
 
     /// A read in the `EXCL` mode: takes `m`, unless the upgradable holder or this thread
     /// holds it (`false`: the read is then a shared one). `m`'s free-lock CAS comes first and
-    /// the checks only when it fails: a free `m` is held by neither (1-thread read + unlock
-    /// 23.2 → 16.4 ns with the unlock's CAS first too, `read_unlock`; kslock's mutex: 14.0 ns).
+    /// the checks only when it fails: a free `m` is held by neither (the uncontended read then
+    /// costs about a mutex lock; `read_unlock` likewise makes `m`'s release CAS the test).
     #[inline]
     fn read_through_m(&self) -> bool {
         if !self.m.try_lock_free() {

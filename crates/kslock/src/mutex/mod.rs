@@ -1,8 +1,9 @@
-//! The kernel mutex (kernel-locks.md B) for user space, with a fairness window.
+//! The kernel mutex (`docs/kernel-locks.md` B) for user space, with a fairness window.
 //!
 //! One owner word, one-CAS fast paths, optimistic spinning through the OSQ while the owner
 //! runs, a FIFO of sleeping waiters behind a small wait_lock, and a handoff that bounds how long
-//! the head waiter can lose to threads that barge in.
+//! the head waiter can lose to threads that barge in. What each mechanism below was measured
+//! against, and the variants that were dropped: `docs/experiments.md` in the repository.
 //!
 //! # The owner word
 //!
@@ -19,8 +20,8 @@
 //! Waiters are not a flag: the wait list (`list`, its own word) says whether anyone waits; the
 //! owner word only carries what the next unlock must *do*. While the head sleeps on its window
 //! timer the owner word of a busy lock has no flag at all, so the owner's re-locks and unlocks
-//! stay one-CAS fast paths (kernel-locks.md B keeps `WAITERS` set as long as anyone waits, which
-//! sends every unlock of a contended lock to the slow path).
+//! stay one-CAS fast paths (`docs/kernel-locks.md` B keeps `WAITERS` set as long as anyone
+//! waits, which sends every unlock of a contended lock to the slow path).
 //!
 //! Transitions (`T` = a thread's owner word, `W` = WAKE_HEAD, `H` = HANDOFF, `P` = PICKUP):
 //!
@@ -41,8 +42,8 @@
 //! Threads that are running (the owner re-locking, spinners, new lockers) may take the lock
 //! ahead of sleeping waiters: a wakeup costs 2–30 µs, a barging re-lock a few ns. How long the
 //! head waiter lets that go on is its **fairness window** ([`crate::fairness`]): from the moment
-//! it heads the queue, at most `clamp(queued_at + 4 ms, head_at + min, head_at + max)` (min ≈
-//! 80 µs, max 1 ms on the development VM). The head's life:
+//! it heads the queue, at most `clamp(queued_at + 4 ms, head_at + min, head_at + max)`, with
+//! `min` = 2 spin caps clamped to 20–80 µs and `max` = 1 ms. The head's life:
 //!
 //! 1. **Fresh head** (just queued, or just became head): it arms `WAKE_HEAD` and sleeps, so the
 //!    next unlock wakes it. A lock that is only briefly busy hands over at the first unlock.
@@ -53,12 +54,10 @@
 //! 3. **Due**: at the end of its window the head sets `HANDOFF` and waits awake; the next
 //!    unlock hands it the lock (`PICKUP`), after at most one critical section. If the lock is
 //!    still on its way to the previous head (`PICKUP`), it asks as soon as that head has
-//!    picked it up (before this was fixed, a head on the new owner's CPU waited without
-//!    asking, yielding to the owner tick after tick: with 10 µs windows, 96 threads, max/min
-//!    per-thread acquisitions of 300–15 000; the test `mutex_short_windows`). If the owner does
-//!    not unlock within the spin budget (it sleeps, or was preempted), the head stops asking
-//!    (`HANDOFF` → `WAKE_HEAD`) and sleeps until the unlock wakes it: handing the lock to a
-//!    sleeping thread would leave it idle for a whole wakeup.
+//!    picked it up (the test `mutex_short_windows`). If the owner does not unlock within the
+//!    spin budget (it sleeps, or was preempted), the head stops asking (`HANDOFF` →
+//!    `WAKE_HEAD`) and sleeps until the unlock wakes it: handing the lock to a sleeping thread
+//!    would leave it idle for a whole wakeup.
 //!
 //! When the lock changes hands and others still wait, the next head is woken to start its own
 //! window. After a handover that window is the new owner's **turn** (module doc of `turn`):
@@ -67,264 +66,76 @@
 //! turn's end, to a successor that by then waits awake for it, polling its own wait node
 //! (`HANDOFF` stays the backstop when that wait fails). A head that took the lock without a
 //! handover wakes the next head itself. The old owner, whose re-lock now fails, queues at the
-//! tail without spinning. So when threads outnumber CPUs the lock runs in turns: one thread
-//! re-locks from its own cache for a window while the others sleep, then ownership moves to
-//! the next in FIFO order. The bound: a waiter at queue position k gets the lock within
-//! k × (window + the successor's timer lateness + one critical section + one handover).
-
-//! [`HandoffPolicy::FirstFailure`](crate::policy::HandoffPolicy::FirstFailure) (policy [`crate::policy::KernelHandoff`]) instead asks for
-//! the handoff as soon as the woken head loses once, as the kernel does: fair at µs scale, a
-//! handover per wakeup. [`RawMutex::unlock_fair`] hands off whenever anyone waits.
+//! tail after its pre-queue yields. So when threads outnumber CPUs the lock runs in turns: one
+//! thread re-locks from its own cache for a window while the others sleep, then ownership
+//! moves to the next in FIFO order. The bound: a waiter at queue position k gets the lock
+//! within k × (window + the successor's timer lateness + one critical section + one handover).
+//!
+//! [`HandoffPolicy::FirstFailure`](crate::policy::HandoffPolicy::FirstFailure) (policy
+//! [`crate::policy::KernelHandoff`]) instead asks for the handoff as soon as the woken head
+//! loses once, as the kernel does: fair at µs scale, a handover per wakeup.
+//! [`RawMutex::unlock_fair`] hands off whenever anyone waits.
 //!
 //! # Yield before queueing
 //!
-//! A locker whose optimistic spin fails gives its CPU away (`sched_yield`) and tries again,
-//! up to [`crate::spin::PRE_QUEUE_YIELDS`] (4) times, before it queues, as the rwsem's writers
-//! and blocked readers do (unless the lock's yield phases mostly queue: "The yield gate",
-//! below). With more threads than CPUs a spin mostly fails because the owner
-//! was preempted; a thread that then sleeps in the queue leaves only by the rotation (one head
-//! at a time, one window each), so when threads also work outside the lock the queue filled up
-//! and one CPU idled (8 threads, CS load 20, `--outside-load 100`: 1.5 CPUs busy, 0.73×
-//! parking_lot). A yield lets the owner run and keeps the locker runnable. After a spin that ran
-//! out of budget on a *running* owner the locker yields again only if the yield ran other
-//! threads (it took at least 1/16 of the spin cap, ≈ 1.25 µs here, between a yield that
-//! returns at once, 0.49 µs, and one that ran another thread, 2.6 µs): at 2 threads, CS load 1,
-//! nothing else is runnable, the yield returns at once, and spinning again only polled the
-//! batching owner's line (yielding regardless cost 0.84× there, 33.5k → 28k kops/s, with 1.78
-//! CPUs busy for a one-CPU job). Fairness stays with the queue: the head's window bounds how
-//! long yielders may barge.
-//!
-//! After each yield the locker spins again (`KSLOCK_OFF=respin_after_yield`: it polls the lock
-//! word once instead and yields again, then queues). Polling only is the better choice where
-//! the owner batches short sections and nobody works outside the lock: each re-spin's OSQ
-//! join, admission and statistics are RMWs on the owner's line. It costs fairness when threads
-//! far outnumber CPUs, and throughput with long random sections and outside work, so the
-//! re-spin stays. Session 24, Intel guest, one binary, kslock ÷ parking_lot:
-//!
-//! | command | cells | re-spin → poll |
-//! |---|---|---|
-//! | `scripts/ab-ratio.py 3 "on,off=KSLOCK_OFF:respin_after_yield" -- matrix --locks kslock-mutex,parking-lot-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3 --warmup 0.1` | CS load 1, no outside work, 2 / 8 / 32 / 96 threads | 1.41 / 0.85 / 0.83 / 0.82 → 1.58 / 1.10 / 1.04 / 0.98 |
-//! | same | CS load 100, no outside work, 8 / 32 / 96 threads | 1.21 / 1.09 / 1.07 → 1.15 / 1.06 / 1.04 |
-//! | same | the other 17 cells; geo-mean of all 24 | 0.96–1.02 of re-spin's ratio; 1.064 → 1.089 |
-//! | the same with `workload random` (geometric section and gap lengths), 2 runs, three invocations | CS load 1, no outside work, 8 / 32 / 96 threads | 0.54 / 0.54 / 0.59 → 0.98 / 1.00 / 0.93 (first invocation) |
-//! | same | CS load 100, outside load 100, 8 / 32 / 96 threads | 0.95–0.98 / 0.98–1.03 / 1.00–1.02 → 0.85–0.88 / 0.78–0.99 / 0.85–0.97 |
-//! | `lockbench matrix --locks kslock-mutex --threads 8,32,96 --cs-load 1,20,100 --secs 1`, two runs per side | CS load 1, 32 / 96 threads: max/min per-thread ops; p99.9 wait at 96 | 1.3–1.5 / 1.8–2.2 → 1.9–2.1 / 3.3–5.4; 3.4–4.7 ms → < 0.05 ms |
-//! | same | CS load 20 and 100: max/min | unchanged (1.1–2.1 on both sides) |
-//!
-//! With polling only, the CS load 1 cells kept 1.2 CPUs busy (re-spin: 1.8–2.0) at 1.20–1.25×
-//! the throughput (the A/B's medians; 1.03–1.27× in the 1 s runs): most threads slept in the
-//! queue while one CPU ran the lock. Variants that poll only in some cases, to keep the gain
-//! without the costs (same A/Bs, two runs): queue at once after a spin that ran out of budget
-//! (CS load 1 gained as much, CS load 100 with outside load 100 lost 4–26% against re-spin in
-//! three invocations); stop yielding when the same owner holds the lock after the yield, or
-//! re-spin only when the owner changed (CS load 1 at 32 / 96 threads 0.81–0.88, as with
-//! re-spin); re-spin only after a spin that stopped on an off-CPU owner, or only when the
-//! lock's spins succeed at least 32/63 or 16/63 of the time with a mean wait above 1 µs (CS
-//! load 1 at 32 / 96 threads, matrix and random workload, 0.53–0.92 / 0.52–0.83, below polling
-//! only in every run). None was kept.
+//! A locker whose optimistic spin fails gives its CPU away (`sched_yield`) and tries again, up
+//! to [`crate::spin::PRE_QUEUE_YIELDS`] (4) times, before it queues (switch
+//! `KSLOCK_OFF=pre_queue_yield`), as the rwsem's writers and blocked readers do. With more
+//! threads than CPUs a spin mostly fails because the owner was preempted; a thread that then
+//! sleeps in the queue leaves only by the rotation (one head at a time, one window each), so
+//! with work outside the lock the queue fills and a CPU idles. A yield lets the owner run and
+//! keeps the locker runnable. After a spin that ran out of budget on a *running* owner the
+//! locker yields again only if the yield ran other threads (it took at least 1/16 of the spin
+//! cap, [`crate::spin`]'s `timed_yield`): with nothing else runnable a yield returns at once,
+//! and spinning again would only poll the batching owner's line. After each yield the locker
+//! spins again (`KSLOCK_OFF=respin_after_yield`: it polls the lock word once instead). Fairness
+//! stays with the queue: the head's window bounds how long yielders may barge.
 //!
 //! # The yield gate
 //!
 //! Where most of a lock's pre-queue yield phases end in the queue anyway, a locker whose spin
-//! failed queues at once (switch `KSLOCK_OFF=yield_gate`). The lock's spin word keeps an
-//! average (weight 1/8) of the share of yield phases that queued ([`crate::spin`]'s
-//! `SpinStats`, bits 10–15); above one half the yields are skipped, except by one locker in 8
-//! (picked by the clock's low bits), whose phase keeps the average current. Lock events
-//! (`mutex_yields_won` / `mutex_yields_queued`, the gate off, `--secs 0.3`) put the share
-//! queued at 0.69–0.99 with CS load 20 or 100 and no work outside the lock (matrix and random
-//! workload, 2–96 threads), at 0–0.19 with outside load 100 at 8–96 threads (0.6–0.7 at 2
-//! threads, where a yield finds nobody to run and the phase stops after one), and at CS load 1
-//! without outside work at 0.49–0.87 in the matrix and 0 in the random workload. Where the
-//! phase queues, each of its yields was a context switch that took the CPU from running
-//! threads, the owner's included: at 96 threads, CS load 100, the involuntary switches fell
-//! from ≈ 66 to ≈ 18 per kop.
-//!
-//! A/B (one binary, `scripts/ab-ratio.py 3 "gate,off=KSLOCK_OFF:yield_gate" -- …`, kslock ÷
-//! the best peer in the same run, medians of three alternated runs; session 44, AMD EPYC
-//! guest):
-//!
-//! | command | cells | gate → off |
-//! |---|---|---|
-//! | `matrix --locks kslock-mutex,parking-lot-mutex,pthread-mutex --threads 32,96 --cs-load 1,20,100 --secs 1 --warmup 0.1` | geo-mean of the 6 cells | 0.970 → 0.919 |
-//! | same | 96 threads, CS load 1 / 20 / 100: kops/s, max/min per-thread ops | 26.2k / 1615 / 330, 2.2 / 1.6 / 1.7 → 25.1k / 1522 / 313, 3.4 / 2.1 / 1.8 |
-//! | `matrix --locks kslock-mutex,parking-lot-mutex,pthread-mutex,std-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3 --warmup 0.05` | geo-mean of the 24 cells | 1.011 → 1.021 (single cells within the runs' spread) |
-//! | `workload random`, the same locks, threads, loads and lengths | geo-mean of the 24 cells | 0.986 → 0.995 (within the spread) |
-//! | `workload tree --locks kslock-mutex,parking-lot-mutex,std-mutex,pthread-mutex --threads 2,8,32,96 --secs 0.4 --warmup 0.1` | geo-mean of the 4 cells; kslock's kops/s | 0.779 → 0.803; 4779 / 4555 / 4209 / 2777 → 4785 / 4338 / 3939 / 2876 (the ratios moved with the peers' runs) |
-//!
-//! Under the preload, `scripts/create-under-lock.c` (the main thread holds a mutex while it
-//! creates 1024 threads that each lock it, after stress-ng's `--pthread` stressor; three
-//! alternated runs of 1 s, off / gate / glibc): 11.2–11.5k / 11.7–13.3k / 13.1–14.4k threads
-//! created a second, a mean of 141–205 / 106–123 / 66–84 µs from `pthread_create` to the
-//! thread's start; with ≈ 1000 runnable threads each waiter's four yields had run other
-//! waiters instead of the creating thread. `stress-ng --pthread 4 --verify -t 8s` itself, two runs of each: 41.0–42.0k
-//! → 43.6–47.1k operations (glibc 51.2–53.2k).
+//! failed queues at once (switch `KSLOCK_OFF=yield_gate`): each such yield was a context switch
+//! taken from running threads, the owner's included. The lock's spin word keeps an average
+//! (weight 1/8) of the share of yield phases that queued ([`crate::spin`]'s `SpinStats`, bits
+//! 10–15); above one half the yields are skipped, except by one locker in 8 (picked by the
+//! clock's low bits), whose phase keeps the average current.
 //!
 //! # Quick poll
 //!
-//! A locker whose fast path failed first polls the lock word alone (`quick_poll`), if nobody
-//! spins in the OSQ and nobody waits: up to 16 polls, 1, 2, 4, … pauses apart up to R6's
-//! calibrated poll gap (32 pauses on the AMD VM, ≈ 864 ns, [`crate::spin`]; an eighth of it
-//! before session 40), taking the lock with one CAS when it is free, giving up after 3 polls
-//! in a row that show the same owner (a batching owner), on a sleeping owner or on a
-//! handover; then the OSQ spin as before. A free re-check (below) that sees the owner take
-//! the lock straight back also ends the poll, and that locker skips the OSQ spin: it goes to
-//! its pre-queue yields as after a spin that ran out on a running owner (`Quick::Batch`,
-//! switch `KSLOCK_OFF=quick_batch_stop`; session 40, below). The OSQ spin costs four RMWs on
-//! the lock's only cache line (OSQ join and leave, the spinner admission and the spin-time
-//! average) besides the CAS, and when the lock
-//! changes hands at every operation, as it does when each thread does a little work between
-//! two critical sections, those RMWs are most of an acquisition: 2 threads, CS load 1,
-//! `--outside-load 2`: 10–12k kops/s with 190 CPU ns/op against parking_lot's 18.9k and 106
-//! ns. The poll's bound: 1 + 2 + 4 + 8 + 16 + 11 × 32 = 383 pauses, ≈ 10 µs here (the spin
-//! cap is 4–40 µs), reached only where the same-owner stop is off (below) and the owner
-//! keeps changing; a herd of pollers on a many-core machine is limited by the same OSQ-empty
-//! check (a poller that finds a spinner goes to the OSQ).
+//! A locker whose fast path failed first polls the lock word alone (`quick_poll`, switch
+//! `KSLOCK_OFF=quick_poll`), if nobody spins in the OSQ and nobody waits: up to 16 polls, 1, 2,
+//! 4, … pauses apart up to R6's calibrated poll gap ([`crate::spin`]), taking the lock with one
+//! CAS when it is free; it gives up after 3 polls in a row that show the same owner (a
+//! batching owner), on a sleeping owner or on a handover, and the OSQ spin follows. The OSQ
+//! spin costs four RMWs on the lock's only cache line (OSQ join and leave, the spinner
+//! admission and the spin-time average) besides the CAS, and when the lock changes hands at
+//! every operation (a little work between two sections) those RMWs are most of an
+//! acquisition. The poll's bound: 1 + 2 + 4 + 8 + 16 + 11 × 32 = 383 pauses, ≈ 10 µs with a
+//! 32-pause gap, reached only where the same-owner stop is off (below) and the owner keeps
+//! changing; a herd of pollers on a many-core machine is limited by the same OSQ-empty check.
 //!
-//! **Session 40: the spacing and the batch stop.** With a lock around nothing (CS load 0)
-//! the owner re-locks within a few ns, and every poll of its line costs it a line transfer at
-//! its next write: 65 ns between the guest's vCPUs in its near phase, ≈ 300 ns in its far
-//! phase (lockbench's round-trip probe), against ≈ 7 ns per operation alone. Polled every 4
-//! pauses, the owner stalled at almost every re-lock and the poller took the lock in one of
-//! its gaps: 35–104 handovers per kop at 2 threads (lock-events build; parking_lot 10–21,
-//! its waiter polls 3 times and then yields), and kslock ran at 0.3–0.5× parking_lot.
-//! Spacing the polls out to the poll gap leaves the owner its line between polls, and a
-//! proven re-lock sends the locker to yield and, with nobody else to run, to sleep, as
-//! parking_lot's waiter does. A/B on one binary per side (the old spacing and the batch stop
-//! switched by temporary environment variables; `scripts/ab-ratio.py 3 "head,q32,q32b" --
-//! matrix --locks kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32,96 --cs-load
-//! 0,1,20,100 --secs 0.3 --warmup 0.05`, kslock ÷ best peer, medians of three alternated
-//! runs; the machine was in mixed phases in most runs, single runs of a cell spread ±15%):
+//! **Batch stops.** A free re-check (below) that sees the owner take the lock straight back
+//! ends the quick poll, and that locker skips the OSQ spin for its pre-queue yields, as after
+//! a spin that ran out on a running owner (`Quick::Batch`, switch
+//! `KSLOCK_OFF=quick_batch_stop`). The same sighting stops a spinner (the OSQ head, a queue
+//! head that races, `try_lock_spin`) as if its budget ran out (switch
+//! `KSLOCK_OFF=spin_batch_stop`): the owner keeps its batch.
 //!
-//! | cells | old spacing, no batch stop | spacing to the poll gap | and the batch stop |
-//! |---|---|---|---|
-//! | CS load 0, 2 / 8 / 32 / 96 threads | 0.42 / 0.41 / 0.43 / 0.39 | 0.68 / 0.52 / 0.53 / 0.55 | 0.62 / 0.55 / 0.62 / 0.58 |
-//! | the default matrix's 12 mutex cells, geo-mean | 1.016 | 1.012 | 1.064 |
+//! **Free re-check** (switches `KSLOCK_OFF=free_recheck`, `recheck_bound`): a spinner (the
+//! quick poll after it has seen an owner, and the OSQ spin) that finds the lock free does not
+//! CAS at once: it looks again `recheck_pauses()` later (1/8 of R6's poll gap, ≈ one cross-CPU
+//! line transfer) and takes the lock only if it is still free. An owner that re-locks faster
+//! than a handover costs keeps its batch. Not where the lock's spins win after short waits
+//! ([`crate::spin`]'s statistics, as for "Long sections that end"): there the owner leaves for
+//! longer than the wait, and the re-check would idle the lock at every handover. **Its
+//! bound**: the OSQ spinner re-checks only in the first half of its budget; after that it takes
+//! the lock at its next sight of it free, so a spinner never defers for more than half its
+//! budget and never queues because of the re-check.
 //!
-//! The same with two binaries (`b5a5e34` against `9f1ac93`, sides
-//! `"head=@target/head/release/lockbench,new"`, three runs): CS load 0 at 2 / 8 / 32 / 96 threads 0.44 / 0.45 / 0.42 / 0.43 → 0.56 / 0.55
-//! / 0.55 / 0.56; the 12 default cells 1.036 → 1.025, at 8+ threads 0.980 → 1.001 (single
-//! cells moved by up to ±0.25 both ways between the two runs: noise at this run length).
-//!
-//! The batch stop alone, with the old spacing (same command, CS load 0 and 1, 2 / 8 / 32
-//! threads): 0.655 → 0.666, within noise. Over 1 s at 32 / 96 threads, CS load 1 and 100,
-//! kslock's kops/s and max/min per-thread ops did not move (25.8k / 25.2k and 2.1–3.5 at CS
-//! load 1, old → new 25.8k / 25.4k and 2.3 / 3.5). The random workload (`workload random
-//! --threads 2,8,32 --cs-load 1,20 --outside-load 0,10,100`, three runs) did not move either
-//! (geo-mean 0.956 → 0.948 with the spacing alone): there the work outside the lock is
-//! ≈ 50 ns and the lock changes hands every 3 operations (332 handovers per kop at 8 threads,
-//! parking_lot 55, STARVED), the open gap of "a little work outside the lock" (README). CS
-//! load 0 stays at ≈ 0.6×: parking_lot's waiters sleep while one thread runs, and kslock's
-//! first spin still takes the lock in the owner's gaps before any re-check proves a batch.
-//!
-//! **The spin's batch stop** (session 40, switch `KSLOCK_OFF=spin_batch_stop`): the same proof
-//! in the spin. A spinner (the OSQ head, a queue head that races, `try_lock_spin`) whose free
-//! re-check (below) sees the owner back stops as if its budget ran out: the locker yields and,
-//! with nobody else to run, queues, and the owner keeps its batch. Before, the spinner counted
-//! the sighting as one more poll of the same owner and kept polling its line until it found the
-//! lock free twice in a row. A/B on one binary (the stop behind a scratch environment switch,
-//! `scripts/ab-ratio.py`, kslock ÷ best peer, medians of alternated runs):
-//!
-//! | cells (command) | without → with |
-//! |---|---|
-//! | CS load 0, 2 / 8 / 32 / 96 threads (`matrix --threads 2,8,32,96 --cs-load 0,1,20,100 --secs 0.3`, three runs) | 0.67 / 0.60 / 0.57 / 0.55 → 0.94 / 0.68 / 0.90 / 0.79 |
-//! | the 12 default cells of that command, geo-mean (8+ threads) | 1.018 (0.981) → 1.034 (1.010) |
-//! | CS load 1, outside load 2, 8 / 32 / 96 threads (`--cs-load 1,100 --outside-load 2,10,100 --secs 0.25`, two runs) | 0.78 / 0.77 / 0.78 → 0.91 / 1.02 / 0.96 |
-//! | the 24 cells of that command, geo-mean | 0.975 → 1.005 |
-//! | `workload random --threads 2,8,32 --cs-load 1,20 --outside-load 0,10,100`, 18 cells, two runs | 0.960 → 0.978 |
-//! | over 1 s, 32 / 96 threads, CS load 1 / 20 / 100, max/min per-thread ops (two runs) | 1.9 / 1.4 / 1.4 and 4.3 / 2.0 / 2.6 → 1.9 / 1.4 / 1.3 and 3.9 / 2.3 / 2.2 |
-//!
-//! A/B (`KSLOCK_OFF=quick_poll`, the kslock mutex alone, `lockbench matrix --locks
-//! kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,2,10 --secs 0.6
-//! --warmup 0.1`, two runs of each side alternated, median kops/s, on ÷ off): outside load 2
-//! at CS load 1: 1.70 / 1.55 / 1.83 / 1.75 (2 / 8 / 32 / 96 threads); outside 10, CS load 1:
-//! 1.34–1.45; CS load 20, outside 10: 1.14 at 2 threads, 0.98–1.04 above; no outside work:
-//! 0.95–1.07 (CS load 1: 0.98 / 0.97 / 1.02 / 0.97); CS load 100: 0.99–1.03. Geo-mean over
-//! the 36 cells 1.10×. The cost is fairness where the lock changes hands at every operation
-//! and threads outnumber CPUs: 96 threads, CS load 1, outside load 2, max/min per-thread
-//! operations 17.9 vs 3.5 (21 vs 4.5 over 1 s); more running threads win the polls than the
-//! window bounds, which covers only queued waiters.
-//!
-//! **Free re-check** (sessions 28–29; switches `KSLOCK_OFF=free_recheck`, `recheck_bound`): a
-//! spinner (the quick poll after it has seen an owner, and the OSQ spin) that finds the lock free
-//! does not CAS at once: it looks again `recheck_pauses()` later (1/8 of R6's poll gap, the quick
-//! poll's widest spacing, ≈ 108 ns: about one cross-CPU line transfer) and takes the lock only if
-//! it is still free; the same owner back ends the quick poll or the spin (since session 40,
-//! "Quick poll" above; before, it counted as one poll of a batching owner). An owner that
-//! re-locks faster than a handover costs keeps its batch: with a lock around nothing (CS load 0)
-//! every poll saw the lock free in the owner's few-ns gap and the lock moved between the CPUs every
-//! 40–70 operations (14–27 handovers per kop against parking_lot's 4–6), at 0.4–0.6x parking_lot.
-//! Not where the lock's spins win after short waits ([`crate::spin`]'s statistics, as for "Long
-//! sections that end" below): there the owner leaves for longer than the wait (CS load 100 with
-//! outside load 100, where the ungated re-check cost 12–15%: the lock idled ≈ 108 ns longer at
-//! every handover). A/B on the Intel guest (one binary, the switch as a temporary environment
-//! variable; `scripts/ab-ratio.py 2 "base,on" -- matrix --locks
-//! kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32 --cs-load 0,1,100 --outside-load
-//! 0,10,100 --secs 0.25 --warmup 0.05`, kslock ÷ best peer, medians of two alternated runs):
-//!
-//! | cells | off → on |
-//! |---|---|
-//! | CS load 0, no outside work, 2 / 8 / 32 threads | 0.51 / 0.39 / 0.38 → 1.03 / 0.96 / 0.94 |
-//! | CS load 1, no outside work, 8 / 32 threads | 0.85 / 0.85 → 0.91 / 0.90 |
-//! | CS load 100, no outside work, 2 / 8 threads | 1.32 / 0.99 → 1.18 / 1.20 |
-//! | CS load 100, outside load 100, 2 / 8 / 32 threads | 1.01 / 0.94 / 0.83 → 0.93 / 0.94 / 0.81 |
-//! | CS load 0 and 1, outside load 10 (the quick poll wins there in the owner's short gaps: `docs/mutex-tried.md`, session 30) | 0.43–0.53 → 0.43–0.48 |
-//! | geo-mean of the 27 cells | 0.753 → 0.833 |
-//!
-//! Without the gate (36 cells, also CS load 20): 0.852 → 0.902, with CS load 100 / outside
-//! load 100 at 0.88 / 0.91 / 0.84 → 0.75 / 0.79 / 0.76. The cells with 2–10 pauses of
-//! outside work stay the open gap (README, known gaps): there the quick poll wins most slow
-//! paths in the owner's short gaps (session 30, `docs/mutex-tried.md`).
-//!
-//! **Its bound** (session 29): the OSQ spinner re-checks only in the first half of its budget;
-//! after that it takes the lock at its next sight of it free. Unbounded, a spinner that kept
-//! deferring to a batching owner ran out of budget and queued (lock-events build, 96 threads, CS
-//! load 1, 1 s: 0.3 queueings and 0.40 voluntary switches per kop against 0.0 and 0.01 without the
-//! re-check, spin budgets spent 2.3 vs 1.2 per kop), and the sleepers fell behind: max/min
-//! per-thread operations over 1 s at 32 / 96 threads were 1.8–3.6 / 1.7–8.3, medians 2.4 / 4.8 (six
-//! runs in session 29, `lockbench matrix --locks kslock-mutex --threads 32,96 --cs-load 1 --secs 1
-//! --warmup 0.1`; session 28 measured 2.2 / 4.2). The bounded and off figures below are three
-//! rounds alternating the switches in one binary. With the bound: 1.31 / 1.59 / 2.15 at 32 threads
-//! and 1.62 / 1.96 / 2.18 at 96, against 1.49 / 1.47 / 1.38 and 2.74 / 1.83 / 2.69 with the
-//! re-check off (the 96-thread cell is near the STARVED line either way: README, known gaps).
-//! Throughput with the bound against the re-check off, `scripts/ab-ratio.py` as above (two runs):
-//! the 27 cells 0.769 → 0.852, CS load 0 at 2 / 8 / 32 threads 0.46 / 0.41 / 0.44 → 0.83 / 0.74 /
-//! 0.78, the outside-load-10 cells unchanged (0.38–0.62 either way, noisy); the default matrix's
-//! mutex cells (`--threads 2,8,32,96 --cs-load 1,20,100`, with glibc, three runs, `--secs 0.4`)
-//! 0.928 → 0.931, single cells within the runs' spread (0.46–1.45 between runs of a cell).
-//!
-//! **Long sections that end** (session 25; switch `KSLOCK_OFF=quick_poll_long`): where the
-//! lock's spins win after short waits ([`crate::spin`]'s statistics: a success rate of at
-//! least 56/63 and a mean spin of at most 1 µs), the poll does not stop at a same-owner
-//! streak and takes all 16 polls (≈ 1.3 µs on the Intel guest). With sections and outside
-//! stretches of 100 pauses each, 99% of acquisitions waited for a release and 95% were won
-//! by the OSQ spin, whose RMWs and owner-record loads cost line transfers that std's waiter,
-//! which polls the lock word alone, does not pay (std won those cells by 1.2–1.3×). The
-//! streak stop after 3 polls (≈ 30 ns) had been sized for a batching owner; there the
-//! statistics read 26–50/63 and 1.3–4 µs and the stop stays. A/B (scratch build, temporary
-//! switch; `scripts/ab-ratio.py 4 "base,ql" -- matrix --locks
-//! kslock-mutex,parking-lot-mutex,std-mutex --threads 8,32,96 --cs-load 1,100 --outside-load
-//! 0,100 --secs 0.25 --warmup 0.05`, kslock ÷ best peer, medians of four alternated runs):
-//!
-//! | cells | off → on |
-//! |---|---|
-//! | CS load 100, outside load 100, 8 / 32 / 96 threads | 0.813 / 0.789 / 0.747 → 0.919 / 0.876 / 0.798 |
-//! | CS load 1, no outside work, 32 / 96 threads | 0.827 / 0.830 → 0.836 / 0.832 |
-//! | CS load 1, no outside work, 8 threads (bimodal: runs at 0.88–0.96 and 1.1) | 1.032 → 0.912 |
-//! | the other 6 cells | 1.00–1.04× off's ratio |
-//! | geo-mean of the 12 cells | 0.930 → 0.949 |
-//!
-//! Without the gate (the streak never stops the poll) the same command gave the CS load 1
-//! cells 0.863 / 0.836 / 0.825 → 0.749 / 0.754 / 0.750 (geo-mean 0.916 → 0.910); gated on
-//! the success rate alone, one invocation of 2–96 threads, CS load 1 / 20 / 100, outside
-//! load 0 / 100 (two runs): CS load 100 / outside 100 +5 to +12%, geo-mean 1.021 → 1.034.
-//! With random (exponential) lengths, on `580822e` (`scripts/ab-ratio.py 2 "on,off=KSLOCK_OFF:quick_poll_long"
-//! -- workload random --locks kslock-mutex,parking-lot-mutex,std-mutex --threads 8,32,96
-//! --outside-load 0,100 --secs 0.3 --warmup 0.05`, kslock ÷ best peer, off → on): mean CS
-//! load 100 / outside 100 at 8 / 32 / 96 threads 0.982 / 0.994 / 0.996 → 1.075 / 1.083 /
-//! 1.071, mean CS load 20 / outside 100 0.944 / 0.939 / 0.958 → 1.006 / 0.973 / 0.941, the
-//! other 12 cells 0.97–1.11× off's ratio; geo-mean of the 18 cells 0.925 → 0.946. The
-//! 0.3 s cells' max/min per-thread ops at 96 threads with outside work were above 2 on both
-//! sides (mean CS load 20: 7.2 off, 24.8 on).
+//! **Long sections that end** (switch `KSLOCK_OFF=quick_poll_long`): where the lock's spins win
+//! after short waits (a success rate of at least 56/63 and a mean spin of at most 1 µs), the
+//! poll does not stop at a same-owner streak and takes all 16 polls: there the owner's holds
+//! end soon, and polling the word alone is cheaper than the OSQ spin's RMWs.
 //!
 //! # Run limit
 //!
@@ -333,127 +144,48 @@
 //! maximum (1 ms) yields once, right after such a release, with the lock free
 //! (`release_checked`, module doc of `turn`; switch `KSLOCK_OFF=run_limit`). The head's window
 //! ends on a timer, but a head whose timer fires on the CPU where the owner re-locks from its
-//! fast path, or where running threads keep winning the lock by polling and spinning, cannot
-//! run until the scheduler's tick preempts them: turns of 3–4 ms (README, known gaps) that
-//! nothing in the lock ended. The yield lets such a head run and ask for its handover; with
-//! nobody else runnable on the CPU it returns at once (≈ 0.5 µs a millisecond). Cost on the
-//! fast path: a thread-local countdown at every release; at every `every`-th release (the
-//! turn's checks, module doc of `turn`, about every 2 µs while anyone waits, every 16th release
-//! otherwise) one load of the wait list's word and,
-//! when someone waits, a clock read (the order matters: "One transfer per unlock" below). The
+//! fast path, or where running threads keep winning the lock, cannot run until the scheduler's
+//! tick preempts them; the yield lets it run and ask for its handover. With nobody else
+//! runnable on the CPU the yield returns at once (≈ 0.5 µs a millisecond). Cost on the fast
+//! path: a thread-local countdown at every release; at every `every`-th release (the turn's
+//! checks, module doc of `turn`, about every 2 µs while anyone waits, every 16th release
+//! otherwise) one load of the wait list's word and, when someone waits, a clock read. The
 //! running time restarts at every kslock futex wait of the thread and after each such yield.
-//!
-//! A/B (`KSLOCK_OFF=run_limit`, the kslock mutex alone, runs alternated, medians, on ÷ off;
-//! max/min per-thread operations on / off):
-//!
-//! | command (runs per side) | cells | on ÷ off | max/min |
-//! |---|---|---|---|
-//! | `lockbench matrix --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --secs 1` (6) | all 12 | 0.98–1.01, geo-mean 0.995 | 96 threads, CS load 1 / 20 / 100: 2.5 / 1.5 / 1.5 vs 4.5 / 1.9 / 1.8 |
-//! | same with `--outside-load 0,100 --secs 0.6` (4) | outside load 100 | 0.97–1.15 | 96 threads, CS load 1 / 20 / 100: 3.0 / 16 / 3.1 vs 12 651 / 389 / 22 |
-//! | `lockbench workload random --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.4` (4) | all 24 | 0.96–1.19, geo-mean 1.007 | 96 threads, mean CS load 100 / outside 100: 12.9 vs 112; CS load 20: 2.3 vs 4.4 |
-//!
-//! (The outside-load spreads "off" include threads that started late, before lockbench's start
-//! gate replaced its barrier.) Uncontended lock + unlock (`lockbench matrix --locks
-//! parking-lot-mutex,kslock-mutex --threads 1 --cs-load 0 --secs 0.5 --repeat 3`, binaries
-//! alternated, four runs each): 5.75–5.83 ns with it, 5.55–5.68 ns before (parking_lot
-//! 5.61–5.95 ns). The test `mutex_run_limit` bounds the spread with 96 threads and work
-//! outside the lock.
+//! The test `mutex_run_limit` bounds the spread with 96 threads and work outside the lock.
 //!
 //! # Rotation yield
 //!
 //! A thread that enters the slow path owes a yield right after its next release, at most once
-//! per 5 spin caps (≈ 200 µs here; module doc of `rotate`, switch `KSLOCK_OFF=rotation_yield`):
-//! with more threads than CPUs and nobody asleep, a thread's operations are its share of CPU
-//! time, which the scheduler splits unevenly unless the threads leave their CPUs often. A
-//! yield before queueing, or queueing, counts as the thread's rotation. At 96 threads with
-//! work outside the lock the yield took max/min per-thread operations from 7.8–38 to 2.1–4.1
-//! over 0.4 s (2.9–6.1 to 1.9–2.0 over 1 s) and the p99.9 wait from 19–59 ms to 0–8 ms (19–33
-//! ms to 0–14 ms over 1 s), at the same or higher throughput.
-//!
-//! The release fast path is unchanged: the owed yield sets the release countdown to the next
-//! release, whose check path looks at it first (one thread-local read per check).
+//! per 5 spin caps (module doc of `rotate`, switch `KSLOCK_OFF=rotation_yield`): with more
+//! threads than CPUs and nobody asleep, a thread's operations are its share of CPU time, which
+//! the scheduler splits unevenly unless the threads leave their CPUs often. A yield before
+//! queueing, or queueing, counts as the thread's rotation. The release fast path is unchanged:
+//! the owed yield sets the release countdown to the next release, whose check path looks at it
+//! first (one thread-local read per check).
 //!
 //! # One transfer per unlock
 //!
 //! The release CAS is the unlock's first access to the lock's line, as in the rwsem (module doc
 //! of [`crate::rwsem`], "One transfer per unlock"): the turn's countdown is thread-local and
-//! comes first, and the wait list's word (same line) is loaded only at a due check. Before
-//! (`e6513f1`–`441473b`) every release loaded the list word first: when another CPU had touched
-//! the line during the section, the load fetched it shared and the CAS fetched it again. A
-//! profile of the 8-thread CS load 1 cell (`perf record -e cpu-clock`, `lockbench matrix
-//! --locks kslock-mutex --threads 8 --cs-load 1 --secs 3`) put 11% of the benchmark loop's
-//! samples on that load, 22% on the release CAS and 7% on the lock CAS (parking_lot's loop: 20%
-//! and 7%); after the change, 28% on the release CAS and none on a load. A/B, binaries
-//! alternated, six runs each, kslock ÷ the best peer in the same run, medians
-//! (`scripts/ab-ratio.py 6 … -- matrix --locks kslock-mutex,parking-lot-mutex,std-mutex
-//! --threads 2,8,32,96 --cs-load 1,20,100 --secs 0.4 --warmup 0.1`): CS load 1 at 2 / 8 / 32 /
-//! 96 threads 0.99 / 0.95 / 0.75 / 0.81 → 0.97 / 0.96 / 0.83 / 0.92 (kslock 16.7k / 20.8k →
-//! 22.1k / 24.6k kops/s at 32 / 96 threads), CS load 20 and 100 0.93–1.30 → 0.94–1.31,
-//! geo-mean of the 12 cells 1.005 → 1.028; with `--outside-load 0,10` (24 cells, four runs
-//! each) 1.035 → 1.058. Uncontended (`--threads 1 --cs-load 0`, five runs each): kslock ÷
-//! parking_lot 0.72–1.00 after, 0.74–1.20 before.
+//! comes first, and the wait list's word (same line) is loaded only at a due check. A load of
+//! the line before the CAS would fetch it shared when another CPU touched it during the
+//! section, and the CAS would fetch it again.
 //!
-//! **The countdown's own cost** (session 31). Uncontended, the countdown and the list's word
-//! were the only instructions of the unlock that parking_lot's has not: 14% of a 1-thread CS
-//! load 1 loop's samples (`perf record -e cpu-clock` over `taskset -c 1 lockbench matrix
-//! --locks kslock-mutex --threads 1 --cs-load 1 --secs 2`), because a check found nobody
-//! waiting at every release (`every` stayed 1 without waiters, no clock read adapting it).
-//! Now a due check that finds nobody waiting doubles `every` up to 16 (`turn::quiet`, switch
-//! `KSLOCK_OFF=quiet_checks`), and the countdown is one 32-bit load and store with the
-//! restart inlined (it was a 64-bit word split in halves, and the ablation mask and the
-//! restart were calls, each through the GOT: 2–5 ns a call on this VM, whose kernel runs with
-//! IBRS). `taskset -c 1 lockbench matrix --locks kslock-mutex,parking-lot-mutex --threads 1
-//! --cs-load 0,1 --secs 0.3 --warmup 0.05 --repeat 3`, binaries alternated, four runs each,
-//! kslock ÷ parking_lot: CS load 0 0.88–0.92 → 0.96–1.01 (≈ 49.7k → 54.9k kops/s), CS load 1
-//! 0.82–0.88 → 0.87–0.89; in the new binary, quiet checks off: CS load 0 0.98 either way, CS
-//! load 1 0.80–0.81 against 0.86–0.94 on. The contended default cells (`scripts/ab-ratio.py 4
-//! "base@OLD,new@NEW" -- matrix --locks kslock-mutex,parking-lot-mutex --threads 2,8,32,96
-//! --cs-load 1,20,100 --secs 0.3 --warmup 0.05`): geo-mean 0.976 → 0.986, CS load 1 at 32 / 96
-//! threads 0.82 / 0.81 → 0.84 / 0.86, the others within the runs' spread. A waiter that queues
-//! behind an owner of an otherwise quiet lock is seen at most 16 releases later.
-//!
-//! **Quiet stop** (session 35, the AMD EPYC guest; switch `KSLOCK_OFF=quiet_stop`). The countdown's
-//! store still cost the uncontended loop ≈ 2.5 ns of its ≈ 12 on this VM: a scratch build with no
-//! countdown at all ran a 1-thread CS load 0 loop at 0.99–1.07× parking_lot's time per lock +
-//! unlock (7.2–9.9 ns) where `main` took 1.26–1.29× (≈ 12 ns), three alternated runs each (an x86
-//! locked CAS waits for the store before it to leave the store buffer). Now the countdown is off in
-//! a thread that does not contend: a due check that finds nobody waiting once the spacing has
-//! reached 16 releases (after quiet checks at releases 1, 2, 4, 8 and 16 of a quiet run) turns it
-//! off (`turn::quiet`), and a release then only loads it. It is on again, with a check at the next
+//! **Quiet checks and the quiet stop** (switches `KSLOCK_OFF=quiet_checks`, `quiet_stop`). The
+//! countdown is one 32-bit thread-local load and store. A due check that finds nobody waiting
+//! doubles `every` up to 16 (`turn::quiet`), and a quiet check at that spacing turns the
+//! countdown off: a release then only loads it. It is on again, with a check at the next
 //! release, as soon as the thread enters a mutex slow path (lock or unlock) or begins a turn
-//! (`turn::started`); a thread starts with it off. What the checks were for needs contention, and
-//! every way in goes through those paths: a waiter that queues behind an owner whose countdown is
-//! off arms `WAKE_HEAD` (the owner's next unlock takes the slow path and turns its countdown on)
-//! or, once due, asks with `HANDOFF`. Old and new binaries alternated, kslock ÷ parking_lot's time,
-//! `lockbench matrix --locks kslock-mutex,parking-lot-mutex --threads 1 --cs-load 0,1 --secs 0.3
-//! --warmup 0.05 --repeat 3`, four runs each: CS load 0 1.30 / 1.30 / 1.31 / 1.32 → 1.30 / 0.99 /
-//! 1.17 / 1.28 (kslock 11.7–12.3 → 9.0–11.9 ns; a variant that also reset the spacing to 1 at each
-//! start: 0.79 / 1.21 / 0.87 / 1.38); the new binary's times fall in two groups, ≈ 9 and ≈ 12 ns,
-//! from one invocation to the next. CS load 1: 0.996–1.22 → 1.01–1.06. Contended
-//! (`scripts/ab-ratio.py 3 "old@OLD,new" -- matrix --locks
-//! kslock-mutex,parking-lot-mutex,pthread-mutex --threads 2,8,32,96 --cs-load 1,20,100
-//! --outside-load 0,100 --secs 0.3 --warmup 0.05`, that variant): geo-mean of the 24 cells 1.057 →
-//! 1.059; the final one, 6 runs of the 2-thread CS load 20 / 100 cells: 1.316 / 1.259 → 1.367 /
-//! 1.287.
+//! (`turn::started`); a thread starts with it off. What the checks are for needs contention,
+//! and every way in goes through those paths: a waiter that queues behind an owner whose
+//! countdown is off arms `WAKE_HEAD` (the owner's next unlock takes the slow path and turns its
+//! countdown on) or, once due, asks with `HANDOFF`. A waiter that queues behind an owner of an
+//! otherwise quiet lock is seen at most 16 releases later.
 //!
-//! **An inlined release** (session 36, the same guest). The ≈ 12 ns group above was codegen, not
-//! the lock: `release` (countdown, turn check, rotation yield, release CAS) was too big for the
-//! compiler to inline into the caller, so every unlock was a call with three register pushes
-//! and pops around one CAS (`perf annotate` of the 1-thread CS load 0 loop: 33% of the samples
-//! in the out-of-line `release`). The due-check body (`release_due`) is now `#[cold]` and
-//! out of line, and `release` is inlined: the countdown's load and test, the release CAS, and
-//! calls only on the rare paths. Binaries alternated, the command above with `--repeat 7`, three
-//! runs each: kslock ÷ parking_lot's time 1.21 / 1.32 / 0.92 → 1.08 / 1.15 / 1.08 (kslock 9.4–12.9
-//! → 9.9–10.1 ns; the old binary's ≈ 9 ns invocations are the fast group, which the new one no
-//! longer needs). Contended, no change beyond the runs' spread (`scripts/ab-ratio.py 3
-//! "old=@OLD,new" -- matrix --locks kslock-mutex,parking-lot-mutex --threads 1,2,8,32,96
-//! --cs-load 1,20,100 --secs 0.3 --warmup 0.05`): geo-mean of the 15 cells 1.081 → 1.105.
-//! The pair alone, in a loop that does nothing else (`lockbench uncontended --locks
-//! kslock-mutex,parking-lot-mutex,std-mutex`, 7 interleaved repeats of 20 M pairs, three runs):
-//! kslock 5.90 / 6.15 / 6.14 ns, 0.936 / 0.973 / 0.979× parking_lot's. A small standalone loop
-//! built against the code before this change gave 0.93–0.97× as well: the compiler inlined
-//! `release` into a small caller, not into lockbench's worker loop, and the attribute makes
-//! that independent of the caller's size.
+//! **An inlined release.** The due-check body (`release_due`) is `#[cold]` and out of line, so
+//! that `release` (the countdown's load and test, the release CAS, calls only on the rare
+//! paths) inlines into any caller, whatever its size: out of line, every unlock was a call
+//! with register saves around one CAS.
 //!
 //! # No lost wakeup
 //!
@@ -467,48 +199,12 @@
 //!
 //! # Ablation (`KSLOCK_OFF`, [`crate::ablate`])
 //!
-//! The switches: `owner_turn` and `grant_wait` (module doc of `turn`, with their A/B),
-//! `run_limit` and `quick_poll` (above), `pre_queue_yield`, `censored_budget`
-//! ([`crate::spin`]).
-//!
-//! `pre_queue_yield`, on c529394 plus the change, two runs of each side alternated
-//! (`KSLOCK_OFF=pre_queue_yield lockbench matrix --locks kslock-mutex --threads 2,8,32,96
-//! --cs-load 1,20,100 --outside-load 0,100 --secs 0.5 --warmup 0.1 --repeat 2`), kops/s summed
-//! over both runs, on ÷ off (CPUs busy on / off):
-//!
-//! | cells | on ÷ off |
-//! |---|---|
-//! | outside load 0, all 12 cells | 0.98–1.01 |
-//! | outside 100, CS load 1, 2–96 threads | 1.00–1.05 |
-//! | outside 100, CS load 20, 8 / 32 / 96 threads | 1.30 / 1.36 / 1.43 (1.97 / 1.85 / 1.93 CPUs vs 1.52 / 1.40 / 1.29) |
-//! | outside 100, CS load 100, 8 / 32 / 96 threads | 1.56 / 1.28 / 1.20 (1.75 / 1.47 / 1.34 vs 1.20 / 1.20 / 1.21) |
-//!
-//! The turns (module doc of `turn`, switches `owner_turn` and `grant_wait`) replaced three
-//! earlier mechanisms, each measured in its time: the
-//! unlocker woke the next head before the grant (`baton`) and the new owner yielded once after
-//! its pick-up (`pickup_yield`), so that a next head queued on the owner's CPU ran at once
-//! (without them, max/min per-thread operations 12–19 instead of 1.9–2.7 at 96 threads, CS
-//! load 100, for 0.82–0.83× throughput); a head appointed by a handover slept on its window
-//! instead of racing the new owner (`appointed_sleep`, 0.94–1.05×). The turn keeps the
-//! fairness without the wake syscall under the lock or the yield.
-//!
-//! Dropped with the turns: **`skip_spin`**, an unlocker that handed the lock over queued at
-//! its next lock of it without spinning (0.98× on 8837c79, 96 threads, CS load 100: less CPU
-//! per window). With turns every turn ends in a handover, and each old owner that queued at
-//! once kept the queue long: with work outside the lock, where a spin mostly succeeds, the
-//! lock then rotated among sleepers and a CPU idled (lock events, 32 threads, CS load 100,
-//! `--outside-load 100`: 20 queueings and 16 handovers per kop against 0.7 and 0.1 without
-//! turns; 1.68 CPUs busy, 258 vs 331 kops/s). `KSLOCK_OFF=skip_spin` A/B with the turns
-//! (`lockbench matrix --locks kslock-mutex --threads 8,32,96 --cs-load 1,20,100
-//! --outside-load 0,100 --secs 0.4`, four runs per side alternated, on ÷ off): 0.70–0.80 at
-//! CS load 100 with outside load 100 (8–96 threads), 0.94–1.01 in the other outside-load
-//! cells, 0.97–1.05 without outside work; geo-mean 0.95. Turns without it against the
-//! baton and pick-up yield (binaries alternated, same command with 2–96 threads and
-//! parking_lot beside): 0.97–1.11 with outside load 100, 0.97–1.08 without at 8–96 threads
-//! (parking_lot's own cells moved 0.94–1.08 between the sides), 0.92–1.01 at 2 threads.
-//!
-//! Mechanisms tried and dropped, each with its measurement (from session 4 on), are in
-//! `docs/mutex-tried.md` in the repository.
+//! Every mechanism above can be switched off for an A/B: `owner_turn` and `grant_wait` (module
+//! doc of `turn`), `run_limit`, `pre_queue_yield`, `yield_gate`, `respin_after_yield`,
+//! `quick_poll`, `quick_poll_long`, `quick_batch_stop`, `spin_batch_stop`, `free_recheck`,
+//! `recheck_bound`, `quiet_checks`, `quiet_stop`, `rotation_yield` and `trylock_spin_cap`
+//! (this module), and `poll_streak` and `censored_budget` ([`crate::spin`]); the table of all
+//! 24 switches, the rwsem's included, is in `ablate.rs`.
 //!
 //! # Memory orderings
 //!
@@ -679,18 +375,10 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// before failing. A failed try_lock usually costs its caller an unlock/relock sequence,
     /// which is dearer than a short spin. Never sleeps.
     ///
-    /// Why at most 1 µs (session 37; switch `KSLOCK_OFF=trylock_spin_cap`): the caller of a
-    /// try_lock usually holds another lock (lock coupling), and every µs it spins, everyone
-    /// queued on that lock waits too. In lockbench's `tree` (every descent holds the root
-    /// while it tries a child) the uncapped spin, up to the lock's budget of several µs, cost
-    /// 15–33%: `scripts/ab-ratio.py 3 "cap,nocap=KSLOCK_OFF:trylock_spin_cap" -- workload tree
-    /// --locks kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32 --secs 0.4 --warmup
-    /// 0.1` (the AMD guest, kslock ÷ the best peer, medians of three) gave 0.936 / 0.753 /
-    /// 0.665 uncapped and 0.943 / 0.907 / 0.899 capped at 2 / 8 / 32 threads; in `lockbench
-    /// seeds --only S3 --secs 0.4 --warmup 0.1 --repeat 3`, try_lock_spin against try_lock went
-    /// from 2034 / 1588 / 1459 against 2374 / 1898 / 1687 kops/s (uncapped) to 2021 / 1888 /
-    /// 1686 against 1999 / 1889 / 1671 (capped). The capped spin does not feed the lock's
-    /// statistics, which estimate its uncapped races.
+    /// Why at most 1 µs (switch `KSLOCK_OFF=trylock_spin_cap`): the caller of a try_lock
+    /// usually holds another lock (lock coupling), and every µs it spins, everyone queued on
+    /// that lock waits too (`docs/experiments.md`, "`try_lock_spin` capped at 1 µs"). The
+    /// capped spin does not feed the lock's statistics, which estimate its uncapped races.
     pub fn try_lock_spin(&self) -> bool {
         let me = current();
         self.try_acquire(me, false).is_ok() || self.optimistic_spin(me)

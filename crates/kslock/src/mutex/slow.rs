@@ -201,8 +201,9 @@ impl<P: MutexPolicy> RawMutex<P> {
     }
 
     /// [`try_optimistic_spin`](Self::try_optimistic_spin) under the given spin. Inlined into
-    /// both callers: the lock path's spin then compiles as it did before `try_lock_spin` got
-    /// its own cap (code layout moves the contended cells: `docs/mutex-tried.md`, session 23).
+    /// both callers, so that the lock path's spin compiles without a branch on the trylock
+    /// cap (code layout moves the contended cells: `docs/experiments.md`, "Code layout moves
+    /// cells by as much as the changes do").
     #[inline(always)]
     fn spin_with(&self, me: &'static ThreadRec, mut spin: Spin<'_>) -> Result<(), Stop> {
         let owner = owner_of(self.owner.load(Relaxed));

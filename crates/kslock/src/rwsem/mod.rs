@@ -1,10 +1,13 @@
-//! The kernel rw-semaphore (kernel-locks.md A) for user space: one atomic add to read-lock,
-//! one CAS to write-lock; writers spin through the OSQ while a writer owner runs and for a
-//! bounded time on reader owners, keeping new readers out meanwhile (`WRITER_WANT`); blocked
-//! readers wait out a writer phase on the count word before they queue and are woken in bulk
-//! (up to 256 per wake, also those queued behind writers); the head writer reserves the lock
-//! (HANDOFF) against readers while it is awake, and against writers after
+//! The kernel rw-semaphore (`docs/kernel-locks.md` A) for user space: one atomic add to
+//! read-lock, one CAS to write-lock; writers spin through the OSQ while a writer owner runs and
+//! for a bounded time on reader owners, keeping new readers out meanwhile (`WRITER_WANT`);
+//! blocked readers wait out a writer phase on the count word before they queue and are woken in
+//! bulk (up to 256 per wake, also those queued behind writers); the head writer reserves the
+//! lock (HANDOFF) against readers while it is awake, and against writers after
 //! [`RwSemPolicy::HANDOFF_NS`] (≈ 4 ms) of waiting.
+//!
+//! What each mechanism below was measured against, and the variants that were dropped:
+//! `docs/experiments.md` in the repository.
 //!
 //! # `count` (64 bits)
 //!
@@ -107,17 +110,9 @@
 //! as soon as nothing blocks readers. Only then do they queue, and a queued reader still polls
 //! its own grant word while such a writer runs before it sleeps.
 //!
-//! Every blocked reader spins: there is no admission count. Session 25 measured a cap on a
-//! 16-core machine (README, "Many cores"; a counter of count spinners in `aux`, temporary
-//! environment switch, `kslock-rwsem` alone, three alternated runs per side, `lockbench matrix
-//! --locks kslock-rwsem --threads 4,8,16,32,64 --cs-load 1,20,100 --read-pct 50,90 --secs
-//! 0.2`): at most 1 / 2 / 4 spinners (a refused reader yields and retries as now) gained
-//! 1.09–1.61× at 90% reads, CS load 1 and 20, 16–64 threads, but lost up to 43% at 8 threads
-//! and up to 34% at CS load 100; geo-mean of the 30 cells 0.968 / 0.977 / 0.994 of the
-//! default's. A refused reader that queued at once instead: 0.969, and 0.754 with
-//! `--outside-load 100`. On the 2-CPU VM the cap of 1 gave 0.934 against the default's 0.941
-//! (kslock ÷ best peer, geo-mean of the 24 default rwsem cells, `scripts/ab-ratio.py 2`). Not
-//! adopted.
+//! Every blocked reader spins: there is no admission count (a cap of 1–4 count spinners was
+//! measured on 16 cores and not kept: `docs/experiments.md`, "Fewer spinning readers on many
+//! cores").
 //!
 //! **Queueing** re-checks the count in the same RMW that removes the phantom bias and sets
 //! `WAITERS`: a free lock wakes the head, a reader-held lock lets a head reader join. This
@@ -127,300 +122,64 @@
 //! wait on the count failed, gives its CPU away and tries again, [`PRE_QUEUE_YIELDS`] times,
 //! before it queues. With more threads than CPUs a spin mostly fails because the holder was
 //! preempted; a thread that then sleeps needs a wakeup and a CPU before it can take the lock
-//! again, and once most threads slept that way one CPU idled while the other ran the lock alone
-//! (50% reads, 8–96 threads: 1.04–1.4 CPUs busy). A yield lets the preempted holder run and keeps
-//! the waiter runnable: both CPUs stay busy (CS load 1: 0.5–0.8× → 0.8× parking_lot; CS load
-//! 100: 0.9× → 1.2×). Fairness stays with the queue: a queued writer reserves the lock.
-//! Session 25 checked the count again on the Intel guest, where glibc's rwlock wins the
-//! 90%-read cells by sleeping its losers and running on one CPU (one binary, the count from
-//! the environment for the experiment; `scripts/ab-ratio.py 2 … -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock --threads 8,32,96 --cs-load 1,20,100
-//! --read-pct 50,90 --secs 0.25 --warmup 0.05`, kslock ÷ best peer): geo-mean of the 18 cells
-//! 0.978 with 4 yields, 0.776 with none, 0.862 with one; no yield lost in 15 of the 18 cells
-//! and one yield in 17 (90% reads, CS load 1, 96 threads: 0.65 → 0.69 / 0.55), and with none
-//! the max/min per-thread operations rose to 5–61 at 32–96 threads (2.0–10.6 with 4).
-//!
-//! After each yield the writer spins again. Session 24 tried a writer that only tries the lock
-//! once after a yield, as the mutex's `KSLOCK_OFF=respin_after_yield` does (module doc of
-//! [`crate::mutex`]; temporary switch, one binary, `scripts/ab-ratio.py 2 … -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock --threads 2,8,32,96 --cs-load 1,20,100
-//! --read-pct 50,90 --secs 0.25 --warmup 0.05`, Intel guest, kslock ÷ best peer): CS load 1
-//! gained (2 threads 0.89 / 1.02 → 1.13 / 1.12 at 50% / 90% reads, 8 threads 1.03 / 0.65 →
-//! 1.22 / 0.79, 32 threads at 90% reads 0.65 → 0.73), CS load 100 lost (8–96 threads at 90%
-//! reads 1.30 → 0.90–1.07, at 50% 1.00–1.05 → 0.85–0.96, with max/min per-thread
-//! operations up to 40 against 8); geo-mean of the 24 cells 0.992 → 0.968. Not kept.
+//! again, and once most threads slept that way one CPU idled while the other ran the lock
+//! alone. A yield lets the preempted holder run and keeps the waiter runnable, so both CPUs
+//! stay busy. After each yield the writer spins again. Fairness stays with the queue: a queued
+//! writer reserves the lock.
 //!
 //! **Writer spinning** (seed S2): through the OSQ (one poller per lock), while the owner writer
 //! runs (the [`crate::spin`] oracle), on a 0 owner within the budget, and on a reader-owned lock
-//! for at most `R = cap × (20 + min(readers, 30)) / 50` — the kernel's `(10 + min(readers,30)/2)`
-//! µs with 25 µs scaled to the calibrated spin cap ([`crate::spin_cap_ns`], ≈ 20 µs on the
-//! development VM: 8–20 µs). While it spins on readers it holds `WRITER_WANT`, so no new reader
-//! joins and the wait is the longest remaining read section; that is why this phase is bounded by R
-//! alone and not by the lock's adaptive budget, which learns writer hold times (a budget shrunk
-//! below one read section failed every such spin: 2 threads, 90% reads, CS load 100 went from 0.6×
-//! to 1.1× parking_lot with this bound). Its polls of `count` back off as R6 of [`crate::spin`]
-//! prescribes (1, 2, 4 … 32 pauses, the calibrated poll gap on the AMD VM): polling every pause
-//! pulled the line away from the readers on every poll (A/B on 15ae251, 3 alternated runs each,
-//! median kops/s ratio, 8 / 32 threads: CS load 1 1.09 / 1.20 at 50% reads, 1.10 / 1.14 at 90%;
-//! CS load 20 1.02–1.05; CS load 100 0.98–1.07).
-//! When R expires while the lock is still reader-owned the writer sets `NONSPINNABLE` and gives
-//! `WRITER_WANT` up. With [`ReaderOwnedSpin::Never`] writers stop as soon as the lock is
-//! reader-held.
+//! for at most `R = cap × (20 + min(readers, 30)) / 50` — the kernel's
+//! `(10 + min(readers,30)/2)` µs with 25 µs scaled to the calibrated spin cap
+//! ([`crate::spin_cap_ns`]: R is 0.42–1.0 of the cap). While it spins on readers it holds
+//! `WRITER_WANT`, so no new reader joins and the wait is the longest remaining read section;
+//! that is why this phase is bounded by R alone and not by the lock's adaptive budget, which
+//! learns writer hold times (a budget shrunk below one read section would fail every such
+//! spin). Its polls of `count` back off as R6 of [`crate::spin`] prescribes (1, 2, 4 … pauses
+//! up to the calibrated poll gap): polling every pause pulls the line away from the readers on
+//! every poll. When R expires while the lock is still reader-owned the writer sets
+//! `NONSPINNABLE` and gives `WRITER_WANT` up. With [`ReaderOwnedSpin::Never`] writers stop as
+//! soon as the lock is reader-held.
 //!
-//! **Writer meets readers** (user space; switch `writer_yield_first`): a writer whose fast
-//! path fails on a lock held by readers only yields before it spins (the first of its
-//! [`PRE_QUEUE_YIELDS`]; up to two while readers still hold the lock, below). Spinning at once raised `WRITER_WANT` while the readers, on both
-//! CPUs, were about to leave anyway, and sent every reader that arrived meanwhile through the
-//! slow path: with short sections the lock ran in lockstep across the CPUs. After the yield the
-//! readers it met have usually left. A/B on b3443b7 plus the change, on and off alternated
-//! (two runs each, `lockbench matrix --locks kslock-rwsem --threads 2,8,32,96 --cs-load
-//! 1,20,100 --read-pct 50,90 --secs 0.4 --warmup 0.1`), median kops/s on ÷ off:
+//! **Writer meets readers** (user space; switch `writer_yield_first`): a writer whose fast path
+//! fails on a lock held by readers only yields before it spins (the first of its
+//! [`PRE_QUEUE_YIELDS`]; up to `READER_YIELDS` = 2 while readers still hold the lock).
+//! Spinning at once would raise `WRITER_WANT` while the readers, on both CPUs, are about to
+//! leave anyway, and send every reader that arrives meanwhile through the slow path: with short
+//! sections the lock would run in lockstep across the CPUs. After the yield the readers it met
+//! have usually left. Two refinements:
 //!
-//! | cells | on ÷ off |
-//! |---|---|
-//! | CS load 1, 2–96 threads, 50% and 90% reads | 1.23–1.70 |
-//! | CS load 20, 90% reads, 8 / 32 threads | 0.94 / 0.93 (the only losses) |
-//! | CS load 20 and 100, other cells | 0.99–1.05 |
-//! | `--outside-load 100`, 8 threads, CS load 1/20/100 | 1.03–1.08 |
+//! * **A yield that ran nobody** (switch `quick_yield_spins`): the writer times each of its
+//!   yields ([`crate::spin::timed_yield`]); after one that returned within 1/16 of the spin cap
+//!   (nothing else was runnable on its CPU) it spins next instead of yielding again. The first
+//!   yield stays; a second one would only let the reader on the other CPU batch on alone.
+//! * **The writer's yield gate** (switch `writer_yield_gate`): the writer yields first only
+//!   while the lock's average spin (the spin estimate of [`crate::spin`], over its writers'
+//!   spins) is below `YIELD_FIRST_MAX_NS`, 512 ns, about what a yield that returns at once
+//!   costs; before the lock's first spin it yields. Where a spin outlasts a yield, the yield
+//!   hands the CPU to a thread that joins the readers, and the writer, back, meets readers
+//!   again and yields a second time before it spins with `WRITER_WANT` anyway: two switches for
+//!   nothing.
 //!
-//! It also evened out the 96-thread, 90% reads, CS load 100 cell: per-thread max/min ops
-//! 11.6 and 25.5 → 1.3 and 1.5 (CS load 20: 4.8, 4.6 → 1.3, 1.2).
+//! **Meeting a writer** (switch `yield_on_writer`): a reader whose fast path fails on a writer
+//! (holding, or waiting awake with `WRITER_WANT` / `HANDOFF`) yields once before its first spin
+//! on `count` (then, as before, up to [`PRE_QUEUE_YIELDS`] more yields between spins before it
+//! queues), and a writer whose fast path fails on a writer owner yields once before its OSQ
+//! spin (the first of its [`PRE_QUEUE_YIELDS`]). With short sections the holder re-locks from
+//! its own cache; a waiter that spins takes the lock in the gap between two of the holder's
+//! operations, and every such entry is a handover of `count`'s line and of the lock. A yield
+//! that finds nothing else to run returns in ≈ 0.5 µs, long enough for the holder to run a
+//! batch. The cost is where threads work outside the lock: there the holder leaves soon after
+//! it takes the lock, and a spin would have caught it.
 //!
-//! **A second yield** (session 21, on the Intel guest, where a `pause` is 4.6 ns and a read
-//! section at CS load 1 a few ns): a writer that finds readers again after its yield yields
-//! once more before it spins on them. `scripts/ab-ratio.py 4 "one,two" -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90
-//! --secs 0.25 --warmup 0.05` (one binary, the count from the environment for the
-//! experiment; kslock ÷ parking_lot, medians of four alternated runs): CS load 1 at 2 / 8 /
-//! 32 / 96 threads 0.59 / 0.62 / 0.92 / 2.12 → 0.65 / 0.69 / 1.17 / 2.75 (50% reads) and 0.77
-//! / 0.81 / 0.98 / 2.04 → 0.94 / 0.92 / 1.21 / 2.61 (90%; kslock +6 to +23% kops/s in all
-//! eight cells); CS load 20 0.77–3.67 → 0.77–3.98 (better in 6 of 8); CS load 100 1.03 / 1.70 /
-//! 4.06 / 5.99 → 1.04 / 1.73 / 4.22 / 5.67 (50%) and 0.89 / 1.36 / 2.80 / 7.07 → 0.87 / 1.38 /
-//! 3.21 / 6.28 (90%; kslock −6 to −12% kops/s at 90% reads, where it led the best peer by
-//! 1.27–1.45× in the default run); geo-mean of the 24 cells 1.50 → 1.63. An earlier pair of
-//! runs with glibc's rwlock also in the cells (2–32 threads) gave geo-means 1.15 / 1.18 / 1.14
-//! for 1 / 2 / 4 yields, within their spread; 2 is the smaller change.
-//!
-//! At 2 threads such a yield finds nothing else to run and returns at once (≈ 8% of the CPU
-//! samples at 50% reads, CS load 1, are `__schedule` under `sched_yield`). Tried and dropped
-//! (session 13): a writer whose last measured yield returned within 1/16 of the spin cap backs
-//! off on the count instead (polls 1, 2, 4 … 32 pauses apart, 8 polls, until no reader holds),
-//! re-measuring every 8th time. `scripts/ab-ratio.py 3 "base,wb=…" -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90
-//! --secs 0.3` (kslock ÷ parking_lot, medians of three alternated runs): geo-mean 1.671 →
-//! 1.674; 2 threads, 50% reads, CS load 1 0.85 → 0.68, 90% reads 1.02 → 1.10; CS load 20 at
-//! 2 threads 0.95 → 0.99 (50%) and 0.96 → 0.88 (90%).
-//!
-//! **A yield that ran nobody** (session 35, AMD EPYC guest; switch `quick_yield_spins`): the
-//! writer times each of its yields ([`crate::spin::timed_yield`]), and after one that returned
-//! within 1/16 of the spin cap (≈ 1.25 µs; nothing else was runnable on its CPU) it spins next instead of yielding again before the spin. The first
-//! yield stays (without it the CS load 1 cells lose, above); the second only let the reader on
-//! the other CPU batch on alone for another ≈ 0.5 µs, a read section at CS load 20, before the
-//! writer claimed the lock with `WRITER_WANT`. Where threads outnumber CPUs a yield runs
-//! another thread and nothing changes. Measured, kslock ÷ the best peer, medians of alternated
-//! runs, the cell it was made for being 2 threads, 90% reads, CS load 20 (2 CPUs, so 2 threads
-//! is the case where the yield finds nothing to run):
-//!
-//! | command | that cell, off → on | the other cells |
-//! |---|---|---|
-//! | `scripts/ab-ratio.py 4 "off=KSLOCK_OFF:quick_yield_spins,on" -- matrix --locks kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05` | 0.917 → 0.959 (kslock 2164 → 2385 kops/s) | 23 cells 0.90–1.09× their off ratio, single cells moving ± 10% between runs; geo-mean of the 24 1.155 → 1.160 |
-//! | the same change behind a scratch environment bit, 6 runs, `--threads 2,8 --cs-load 20,100` | 0.915 → 0.998 | 2 threads, 90% reads, CS load 100 0.962 → 0.969; the 8-thread cells 0.96–1.07×; geo-mean of the 8 1.101 → 1.116 |
-//! | the same, 4 runs, `--threads 2,8,96 --cs-load 1,20,100` | 0.913 → 1.021 | geo-mean of the 18 1.192 → 1.185 |
-//! | the same, 4 runs, `--threads 2,8,32 --cs-load 1,20,100 --outside-load 100` | – | geo-mean of the 18 1.071 → 1.071 |
-//! | `scripts/ab-ratio.py 3 "off=KSLOCK_OFF:quick_yield_spins,on" -- workload random --locks kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32 --outside-load 0,100 --read-pct 50,90 --secs 0.25 --warmup 0.05` (random section lengths) | 0.922 → 0.924 | 35 cells 0.88–1.27× their off ratio (± 10% between runs); geo-mean of the 36 1.059 → 1.060 |
-//!
-//! Where the yield that ran nobody also skipped the first yield of the writer's next slow path
-//! (a per-thread memory of it), 2 threads, 50% reads, CS load 1 went 1.10 → 0.93 and 90% reads
-//! 1.42 → 1.26: dropped.
-//!
-//! **The writer's yield gate** (session 45, AMD EPYC guest; switch `writer_yield_gate`): the
-//! writer yields first only while the lock's average spin (the spin estimate of
-//! [`crate::spin`], over its writers' spins) is below `YIELD_FIRST_MAX_NS`, 512 ns, about what
-//! a yield that returns at once costs (0.49 µs here); before the lock's first spin it yields.
-//! On this guest (a `pause` ≈ 27 ns, a section at CS load 20 ≈ 0.6 µs; ≈ 90 ns on the Intel
-//! guest of session 21's second yield) the cells at CS load 20 and 100 with 90% reads gained
-//! 9–17% without the yield first (`KSLOCK_OFF=writer_yield_first`), while those at CS load 1
-//! lost 2–13%. Lock events (a scratch build) put the
-//! average spin, read where the writer decides, below 512 ns at CS load 1 (50% and 90%
-//! reads), at 384–768 ns at CS load 5, above 512 ns at CS load 20 (above 768 ns with 50%
-//! reads) and above 1 µs at CS load 100 (2–32 threads). After a yield the writer still met
-//! readers 33–90% of the time, at every CS load: the yield does not wait them out.
-//! Where a spin outlasts a yield, the yield hands the CPU to a thread that joins the readers,
-//! and the writer, back, meets readers again and yields a second time before it spins with
-//! `WRITER_WANT` anyway: two switches for nothing. Measured, kslock ÷ the best peer, medians
-//! of three alternated runs of one binary (every row but the `gate,nogate` ones took the
-//! threshold from a scratch environment variable):
-//!
-//! | command | cells | result |
-//! |---|---|---|
-//! | `scripts/ab-ratio.py 3 "base,w448=…,w512=…,w640=…,off=KSLOCK_OFF:writer_yield_first" -- matrix --locks kslock-rwsem,pthread-rwlock,parking-lot-rwlock,std-rwlock --threads 2,8,32 --cs-load 1,5,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05` | geo-mean of the 24 (always / 448 / 512 / 640 ns / never) | 1.081 / 1.088 / 1.107 / 1.099 / 1.088 |
-//! | same | CS load 1, the 6 cells, always → 512 ns → never | 1.07–1.27 → 1.07–1.22 → 0.96–1.13 |
-//! | same | CS load 20 and 100, 90% reads, 8 / 32 threads | 1.26 / 1.33, 1.29 / 1.27 → 1.39 / 1.32, 1.46 / 1.36 |
-//! | `scripts/ab-ratio.py 3 "gate,nogate=KSLOCK_OFF:writer_yield_gate" -- matrix --locks kslock-rwsem,pthread-rwlock,parking-lot-rwlock,std-rwlock --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.4 --warmup 0.1` | geo-mean of the 24 | 1.152 → 1.178 |
-//! | same | 90% reads, CS load 20, 8 / 32 / 96 threads, kops/s | 2351 / 2310 / 2262 → 2529 / 2464 / 2410 |
-//! | same command, two runs, `--threads 3,4,16,64 --secs 0.3 --warmup 0.05` | geo-mean of the 24; 90% reads, CS load 100, 3 / 4 / 16 / 64 threads, kops/s | 1.176 → 1.214; 580 / 558 / 574 / 548 → 631 / 635 / 629 / 615 |
-//! | `… --threads 96 --cs-load 1,20,100 --read-pct 50,90 --secs 1` (always / 512 / 640 ns) | 90% reads, CS load 20 / 100, kops/s; max/min per-thread ops | 2386 / 572 → 2443 / 615 → 2252 / 611; 1.2–1.6 on every side |
-//! | `… --threads 2,8,32 --cs-load 1,20,100 --outside-load 100 --read-pct 50,90 --secs 0.3` | geo-mean of the 18 (always → 512 ns) | 0.973 → 0.970 |
-//! | `… workload random … --threads 2,8,32 --cs-load 1,20,100 --outside-load 0,10 --read-pct 50,90 --secs 0.3` | geo-mean of the 36 | 1.046 → 1.056 |
-//!
-//! The CS load 5 cells at 90% reads stay below the peers either way (0.78–0.89 always, 0.82–0.88
-//! at 512 ns, 0.87–0.90 never): their average spin, 384–512 ns, sits under the threshold.
-//!
-//! **Meeting a writer** (session 22; switch `yield_on_writer`): a reader whose fast path
-//! fails on a writer (holding, or waiting awake with `WRITER_WANT` / `HANDOFF`) yields once
-//! before its first spin on `count` (then, as before, up to [`PRE_QUEUE_YIELDS`] more yields
-//! between spins before it queues), and a writer whose fast path fails on a writer owner
-//! yields once before its OSQ spin (the first of its [`PRE_QUEUE_YIELDS`]), as a writer
-//! meeting readers already did. With short sections the holder re-locks from its own cache; a waiter that spins
-//! takes the lock in the gap between two of the holder's operations, and every such entry is a
-//! handover of `count`'s line and of the lock (lock-events build, 2 threads, 50% reads, CS
-//! load 1: 130 handovers a kop, 96 slow writes and 53 slow reads, almost all acquired by
-//! spinning, against parking_lot's 61 handovers; parking_lot's waiters yield after three short
-//! spins). A yield that finds nothing else to run returns in ≈ 0.5 µs, long enough for the
-//! holder to run a batch. A/B on `da4c9bb` plus the change (the same code behind an
-//! environment bit for the experiment), `scripts/ab-ratio.py 3 "base,rw=…" -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock --threads 2,8,96 --cs-load 1,20,100
-//! --read-pct 50,90 --outside-load 0,100 --secs 0.25 --warmup 0.05`, kslock ÷ best peer,
-//! medians of three alternated runs (the Intel guest):
-//!
-//! | cells | off → on |
-//! |---|---|
-//! | no outside work, CS load 1, 2 / 8 / 96 threads, 50% reads | 0.62 / 0.70 / 0.94 → 0.87 / 0.97 / 1.57 (7.7k / 12.0k / 13.3k → 10.9k / 17.8k / 18.2k kops/s) |
-//! | same, 90% reads | 0.88 / 0.55 / 0.50 → 1.04 / 0.70 / 0.88 (glibc's rwlock, on one CPU, is the best peer from 8 threads up) |
-//! | no outside work, CS load 20 / 100, 2–96 threads | 0.78–1.01 → 0.82–1.02 (CS 20), 0.90–1.25 → 0.88–1.35 (CS 100) |
-//! | `--outside-load 100`, CS load 1 and 20 | 1.02–1.74 → 0.98–1.28 (most cells −2 to −8%; 96 threads, CS 20, 50% reads 1.74 → 1.17, 1.33 → 1.22 / 1.65 in a second invocation) |
-//! | `--outside-load 100`, CS load 100 | 1.01–1.61 → 1.01–1.53 (−3 to −10%) |
-//! | geo-mean of the 36 cells | 1.007 → 1.048 |
-//!
-//! A first invocation without the outside-load cells (2 / 8 / 32 threads, CS load 1 / 20 /
-//! 100, kslock ÷ parking_lot): geo-mean 1.18 → 1.30, the reader's yield alone 1.26, the
-//! writer's alone 1.20. The cost is where threads work outside the lock: there the holder
-//! leaves the lock soon after it takes it, and a spin would have caught it. Tried: a waiter
-//! that polls `count` three times, an eighth of the poll gap apart, and yields only if the
-//! blocker is still there (a batching holder): it kept the outside-load cells (geo-mean
-//! 1.056) but lost most of the gain without outside work (8 threads, CS load 1: 0.78 and
-//! 0.61 at 50% / 90% reads; 96 threads, 90% reads: 0.55), because with 2 CPUs a gap shows up
-//! within three polls whether or not the holder batches. Not adopted; a signal for "the
-//! holder batches" that costs nothing is the open lead.
-//!
-//! **The writer's gap poll** (session 38; switch `KSLOCK_OFF=writer_gap_poll`): that signal,
-//! for writers meeting a writer, is the lock's own spin statistics. Where its spins win after
-//! short waits ([`crate::spin`]'s `wins_after_short_waits`: a success rate of at least 56/63,
-//! a mean spin of at most 1 µs) and nobody queues or spins, the writer polls `count` alone, 1,
-//! 2, then up to 4 pauses apart, and takes the lock at its first sight of it free; it yields as
-//! before when readers or `WRITER_WANT` show, when the owner sleeps, or after one owner held the
-//! lock for half a poll gap (≈ 430 ns, about a yield that runs nobody). Lock coupling is the
-//! case: in lockbench's `tree` every descent write-locks the root for ≈ 150 ns and leaves it, and
-//! the yield (0.5 µs with nobody else to run, more when it runs a thread that then meets the
-//! root too: 110 involuntary switches a kop at 8 threads) cost ≈ 30%. A/B on the AMD guest, one
-//! binary, `scripts/ab-ratio.py 3 "gap|old=KSLOCK_OFF:writer_gap_poll" -- workload tree --locks
-//! kslock-rwsem,parking-lot-rwlock,std-rwlock --threads 2,8,32 --secs 0.4 --warmup 0.1`, then
-//! the same with `matrix --locks kslock-rwsem,parking-lot-rwlock,std-rwlock,pthread-rwlock
-//! --threads 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05`, kslock ÷
-//! best peer, medians of three alternated runs:
-//!
-//! | variant | `tree`, 2 / 8 / 32 threads (geo-mean) | matrix, 24 cells (geo-mean) |
-//! |---|---|---|
-//! | no writer yield on a writer at all | 0.72 / 0.63 / 0.67 → 0.89 / 0.89 / 0.89 (0.671 → 0.891) | 1.186 → 1.164 (90% reads, CS load 1, 8 / 96 threads: 1.33 / 1.37 → 1.17 / 1.11) |
-//! | gap poll with the mutex's free re-check (≈ 108 ns), ungated | 0.718 → 0.765 at 2 threads (the root idled for the re-check at every handover) | not run |
-//! | gap poll, no re-check, only while nobody queues or spins | 0.694 → 0.957 (0.93 / 0.94 / 1.00) | 1.172 → 1.160 (CS load 100, 90% reads, 8 / 32 threads: 1.30 / 1.37 → 1.24 / 1.32) |
-//! | the same, only where spins win after short waits (kept) | 0.676 → 0.882 (0.94 / 0.80 / 0.91) | 1.159 → 1.184 |
-//!
-//! Tried and not kept: the same gate for a *reader* blocked by a writer (it spins at once
-//! instead of yielding first). `workload random` with outside work (`--threads 3,12,48
-//! --read-pct 50,90 --cs-load 1,20 --outside-load 20`, where std's rwlock wins and kslock's
-//! threads yield ≈ 240 times a kop at 12 threads) 0.914 → 0.908, the matrix 1.172 → 1.174:
-//! neither side moved past the runs' spread. With both the writer's and the reader's first
-//! yields off (`KSLOCK_OFF=writer_yield_first,yield_on_writer`, 12 / 48 threads, CS load 1 / 20,
-//! outside load 20, three runs) those cells went 0.912 → 0.968, but max/min per-thread
-//! operations at 48 threads rose to 5.0–13.6 (from 1.3–2.2) and the p99.9 wait to 12.6 ms; the
-//! matrix needs the yields (the A/B above). The signal for when to skip them stays open.
-//!
-//! Session 39 gated both first yields (the writer's on readers and the reader's on a writer)
-//! at once, on the gap poll's gate (spins win after short waits, nobody queued or spinning;
-//! scratch switch). `scripts/ab-ratio.py 3 "gs,off=KSLOCK_OFF:gap_spin" -- workload random
-//! --locks kslock-rwsem,parking-lot-rwlock,std-rwlock,pthread-rwlock --threads 4,16,64
-//! --read-pct 50,90 --cs-load 5,50 --outside-load 20,200 --secs 0.25 --warmup 0.05`: geo-mean
-//! of the 24 cells 0.972 → 0.981, mean CS load 5 with outside load 20 at 16 / 64 threads and 50%
-//! reads 0.835 / 0.778 → 0.973 / 0.936 (max/min per-thread ops at 64 threads, 90% reads, up to
-//! 9.1). The same gate on the default matrix's rwsem cells (`matrix --threads 2,8,32,96
-//! --cs-load 1,20,100 --read-pct 50,90 --secs 0.3`): 1.159 → 1.093; CS load 20 at 90% reads
-//! gained (8 / 32 / 96 threads 1.25 / 1.24 / 1.31 → 1.45 / 1.33 / 1.42), CS load 1 lost (32 /
-//! 96 threads at 90% reads 1.17 / 1.25 → 0.96 / 0.95): the gate is true in both. The spin
-//! statistics do not tell a batching holder from one that works outside the lock. A second
-//! signal, the waiter's own time since it last left an rwsem slow path with the lock (two clock
-//! reads per slow path; yield first below 1 / 2 / 4 µs), did not either: matrix (16 cells, CS
-//! load 1 and 20) 1.134 → 1.081 / 1.080 / 1.130, the random cells 0.941 → 0.972 / 0.973 / 0.951.
-//! Neither kept.
-//!
-//! Session 23 tried the other side of the same trade: a writer spinning on readers raises
-//! `WRITER_WANT` only after R/2 (or R: in effect never during the spin) instead of at once, so a
-//! thread that batches reads is not stopped at its next read. `scripts/ab-ratio.py 2` (one
-//! binary, the delay from the environment for the experiment), `matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock --threads 2,8,32,96 --cs-load 1,20,100
-//! --read-pct 50,90 --secs 0.25 --warmup 0.05`, kslock ÷ best peer: 2 threads, CS load 1
-//! 0.89 / 0.99 → 1.07 / 1.43 (R/2) and 1.09 / 1.56 (R) at 50% / 90% reads, but 2 threads, 90%
-//! reads, CS load 20 / 100 1.11 / 0.99 → 0.90 / 0.77 and 0.90 / 0.71, and the CS load 100
-//! cells at 8–96 threads −1 to −18%; geo-mean of the 24 cells 1.111 → 1.093 / 1.081. Shorter
-//! delays (R/8, R/16; a second invocation, two runs) gave 1.089 → 1.006 / 1.056. Not
-//! adopted: where read sections are long, a writer that does not claim waits them out one
-//! after another.
-//!
-//! **Where the time goes at CS load 20–100** (session 15, `lockbench timeline --lock kslock-rwsem
-//! --threads 8 --cs-load 20 --read-pct 50`, three runs): a writer holds the lock 41% of the
-//! time, one reader 30%, two readers only 6.5%, and 22% it is idle while threads wait. During
-//! the one-reader time the other CPU's last stamp is, for 68% of it, the `try` of a writer
-//! that began waiting *before* that reader entered: the reader got in first, the writer then
-//! waits out its whole section, and no read pairs with it. Four changes aimed at this, each
-//! behind a temporary switch, `scripts/ab-ratio.py 5 "base,…" -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32 --cs-load
-//! 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.1` (kslock ÷ best peer, medians; the
-//! base's geo-mean over the 18 cells was 1.067–1.088 between invocations), none adopted:
-//!
-//! | variant | CS load 1 cells | CS load 20 / 100 cells | geo-mean |
-//! |---|---|---|---|
-//! | no yield before spinning on readers (`KSLOCK_OFF=writer_yield_first`) | 0.58–0.76 (from 0.83–1.05) | 90% reads, 8 / 32 thr, CS 20: 1.27 / 1.34 → 1.51 / 1.53; 50% reads 0.96–1.17 | 1.067 → 0.971 |
-//! | yield first only while the readers' measured drain (an average kept in the lock: 130–280 ns at CS load 1, 420–680 at 20, 1.7–2.7 µs at 100) is under 350 ns | unchanged within noise | 90% reads, CS 20: 1.34 / 1.29 → 1.48 / 1.57; p99.9 at 32 thr, CS 100, 90% 1.3 → 9.4 ms | 1.078 → 1.098 |
-//! | a spinning writer raises `WRITER_WANT` on a writer owner too | 0.81–1.05 (base 0.84–0.99) | 0.91–1.04× the base's | 1.08 → 1.06 |
-//! | both of the above (no first yield, `WRITER_WANT` on a writer owner) | 0.57–0.78 | 90% reads, CS 20: 1.36 → 1.60 / 1.54; p99.9 13.6 ms | 1.08 → 0.969 |
-//!
-//! Polls closer together help the long sections and cost the short ones: blocked readers and
-//! a draining writer polling at most 4 (1) pauses apart instead of 32 (24 cells with 96
-//! threads, six runs): CS load 20 / 100 cells −1 to +8% (4 pauses), CS load 1 cells −11 to
-//! +3% (1 pause), geo-mean 1.088 → 1.102 (1.099). In a 2-thread timeline (50% reads, CS load
-//! 100; a scratch build of the same stamps) polls 1 pause apart cut the median writer →
-//! reader transfer from 0.69 to 0.12 µs and the lock's idle share from 9.4% to 4.4%; the
-//! unpaired reads stayed (27% of the time one reader).
-//!
-//! Session 17 measured the readers' drain instead of guessing it: the spinning writer timed
-//! the span from raising `WRITER_WANT` to taking the lock and kept an average in the lock
-//! (8 spare bits of `aux`, 32 ns units), and skipped its first yield where that average lay in
-//! a window (temporary switch, `scripts/ab-ratio.py 3 "base,…" -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32,96 --cs-load
-//! 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.1`, kslock ÷ best peer, medians of three):
-//!
-//! | spin first while the drain is | 90% reads, CS 20, 8 / 32 / 96 thr | elsewhere | geo-mean, 24 cells |
-//! |---|---|---|---|
-//! | ≥ 350 ns | 1.26 / 1.35 / 1.35 → 1.48 / 1.52 / 1.42 | 96 thr, 90% reads, CS 100: max/min per-thread ops 1.9 → 7.0, p99.9 wait 3.1 → 33.6 ms | 1.101 → 1.118 |
-//! | 350 ns – 1/16 of the spin cap (≈ 1.25 µs) | → 1.48 / 1.38 / 1.48 | same cell: max/min 4.1, p99.9 15.7 ms | 1.101 → 1.121 |
-//! | 350 ns – 1/32 of the cap (≈ 625 ns), a second invocation | 1.43 / 1.39 / 1.35 → 1.62 / 1.40 / 1.45 | 90% reads, CS 1 at 2 / 96 thr 1.08 / 1.09 → 0.98 / 0.99; 96 thr, 90%, CS 100 1.36 → 1.22; 96 thr, 90%, CS 20 max/min 1.3 → 2.5 | 1.113 → 1.112 |
-//!
-//! The writers that spin at once win the long-section cells and take the lock past the queue
-//! often enough to break the fairness bound at 96 threads; not adopted.
-//!
-//! Session 18, three more, each behind a temporary switch (`scripts/ab-ratio.py 3 "base,…" --
-//! matrix --locks kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads
-//! 2,8,32,96 --cs-load 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.1`, kslock ÷ best
-//! peer, medians of three; geo-mean of the 24 cells): polls of an unchanged owner and of the
-//! draining readers at most 8 pauses apart instead of 32, 1.100 → 1.105 (2 threads, CS load
-//! 20: 0.97 / 0.94 → 1.02 / 1.06 at 50% / 90% reads; 2 threads, 50% reads, CS load 1 0.90 →
-//! 0.84); a proportional backoff (the next poll `waited / d` pauses after the last, 1–32, so
-//! the overshoot is about 1/(2d) of the wait instead of half of it), 1.107 → 1.094 (d = 4) and
-//! 1.099 (d = 2); no OSQ join and leave where the admission allows one spinner (two vCPUs:
-//! the admission count alone makes the spinner unique, two RMWs on the lock's line fewer per
-//! spin), 1.085 → 1.130 in one invocation and 1.128 → 1.106 in a second with four runs per
-//! side (the mutex's session 14 found the same for it). None adopted: the cells move by more
-//! between invocations than these changes move them.
+//! **The writer's gap poll** (switch `KSLOCK_OFF=writer_gap_poll`): for writers meeting a
+//! writer, where the lock's spins win after short waits ([`crate::spin`]'s
+//! `wins_after_short_waits`: a success rate of at least 56/63, a mean spin of at most 1 µs) and
+//! nobody queues or spins, the writer polls `count` alone, 1, 2, then up to 4 pauses apart, and
+//! takes the lock at its first sight of it free; it yields as before when readers or
+//! `WRITER_WANT` show, when the owner sleeps, or after one owner held the lock for half a poll
+//! gap (about a yield that runs nobody). Lock coupling is the case: a descent that write-locks
+//! a root for ≈ 150 ns and leaves it would otherwise pay a yield at every meeting.
 //!
 //! **Writer waiting**: a head writer that finds the lock held by readers only raises `HANDOFF`
 //! at once (it is awake; the readers drain within one read section); against a writer owner it
@@ -437,62 +196,31 @@
 //! bound holds even under a stream of spinning readers (S4 `On`), which never let the count drop
 //! to zero and so never trigger an unlock wakeup.
 //!
-//! **A woken head sleeps out its window** (session 41; switch `KSLOCK_OFF=writer_window`): a
-//! head writer that an unlock woke and that then loses its retry to a writer (the owner took
-//! the lock straight back) sets `WOKEN` again before it sleeps, and sleeps on a timer at its
-//! fairness window's end ([`crate::fairness::handoff_at`] from its queueing, taken at its first
-//! such loss: 40 µs–1 ms, which also becomes its handoff timeout). Unlocks skip the wake while
-//! `WOKEN` is set, so the owner batches without a futex wake per release; when the timer fires
-//! the head's retry raises `HANDOFF` against the writer and it spins for the handover, as a
-//! head past its timeout always did. Before, every release woke the head again: write-only, CS
-//! load 100, 2 / 8 threads, 159 / 202 wakes and as many sleeps a kop on the unlocker's path
-//! (lock-events build), 0.70x std at 8 threads. If the `fetch_or` that sets `WOKEN` finds the
-//! writer gone, the head retries at once instead; a lock left free by a writer that does not
-//! come back stays free until the timer, at most the window (the mutex's successor waits the
-//! same way: the module doc of `kslock::mutex`'s `turn`). Not where the lock's spins win after
-//! short waits ([`SpinStats::wins_after_short_waits`]: holders leave within ≈ 1 µs): there the
-//! woken head wins a spin soon after its next wake, and a window would only keep `WAITERS` set
-//! for the other writers (below).
+//! **A woken head sleeps out its window** (switch `KSLOCK_OFF=writer_window`): a head writer
+//! that an unlock woke and that then loses its retry to a writer (the owner took the lock
+//! straight back) sets `WOKEN` again before it sleeps, and sleeps on a timer at its fairness
+//! window's end ([`crate::fairness::handoff_at`] from its queueing, taken at its first such
+//! loss: from the window minimum, 20–80 µs, to 1 ms; it also becomes its handoff timeout).
+//! Unlocks skip the wake while `WOKEN` is set, so the owner batches without a futex wake per
+//! release; when the timer fires the head's retry raises `HANDOFF` against the writer and it
+//! spins for the handover, as a head past its timeout does. If the `fetch_or` that sets `WOKEN` finds the writer gone, the
+//! head retries at once instead; a lock left free by a writer that does not come back stays free
+//! until the timer, at most the window (the mutex's successor waits the same way: the module doc
+//! of `kslock::mutex`'s `turn`). Not where the lock's spins win after short waits
+//! ([`SpinStats::wins_after_short_waits`]: holders leave within ≈ 1 µs): there the woken head
+//! wins a spin soon after its next wake, and a window would only keep `WAITERS` set for the
+//! other writers (below).
 //!
-//! The window keeps `WAITERS` set, so every other writer's fast path fails. A writer whose
-//! release finds `WAITERS | WOKEN` therefore marks the owner word `OWNER_TURN` (CAS from 0,
-//! after its release; any later owner store replaces it), and its fast path takes the lock back
-//! from that state in one CAS (`WAITERS` and `WOKEN` kept, as a spinner's steal does) while the
-//! mark is its own and its run of such re-takes is younger than the window minimum
-//! ([`crate::fairness::window_ns`], ≈ 40 µs here: the same bound as a mutex turn's shortest
-//! window); past that it competes from the slow path like anyone, where the run ends. Without
-//! the run limit the turn holder took 961 of every 1000 acquisitions at 32 threads, CS load 100,
-//! and the write-only cells at 32 / 96 threads were STARVED over 1 s; without the turn (the
-//! window alone) the CS load 20 write-only cells lost 4–13% to the slow path's yields (README,
-//! "Known gaps"). The turn is a hint only: a stale mark costs one failed CAS, and readers never
+//! **The writer turn.** The window keeps `WAITERS` set, so every other writer's fast path
+//! fails. A writer whose release finds `WAITERS | WOKEN` therefore marks the owner word
+//! `OWNER_TURN` (CAS from 0, after its release; any later owner store replaces it), and its fast
+//! path takes the lock back from that state in one CAS (`WAITERS` and `WOKEN` kept, as a
+//! spinner's steal does) while the mark is its own and its run of such re-takes is younger than
+//! the window minimum ([`crate::fairness::window_ns`]: the same bound as a mutex turn's shortest
+//! window); past that it competes from the slow path like anyone, where the run ends. The run
+//! limit is what keeps the turn fair: without it the turn's holder would take nearly every
+//! acquisition. The turn is a hint only: a stale mark costs one failed CAS, and readers never
 //! look at it.
-//!
-//! A/B on one binary (`scripts/ab-ratio.py 3 "turn|off=KSLOCK_OFF:writer_window" -- matrix
-//! --locks kslock-rwsem,std-rwlock,parking-lot-rwlock,pthread-rwlock --threads 2,8,32,96
-//! --cs-load 1,20,100 --read-pct 0,50[,90] --secs 0.3 --warmup 0.05`, the AMD guest, kslock ÷
-//! best peer, medians of three runs; two invocations):
-//!
-//! | cells | off | on |
-//! |---|---|---|
-//! | 0% reads, CS load 100, 2 / 8 threads | 0.98 / 0.71, 0.97 / 0.65 | 1.13 / 0.99, 1.13 / 0.97 |
-//! | 0% reads, CS load 20, 2 / 8 threads | 1.10 / 1.02, 1.03 / 1.00 | 1.17 / 1.07, 1.13 / 1.04 |
-//! | 0% reads, 12 cells at 8+ threads, geo-mean | 0.961, 0.940 | 0.973, 0.986 |
-//! | 50% reads, 12 cells at 8+ threads, geo-mean | 1.107, 1.086 | 1.085, 1.097 |
-//! | 90% reads, 12 cells at 8+ threads, geo-mean (first invocation) | 1.249 | 1.237 |
-//! | all cells, geo-mean | 1.093 (36), 1.026 (24) | 1.083, 1.047 |
-//!
-//! With the short-wait gate (the version landed; second invocation, a third side): 24 cells
-//! 1.064 against 1.047 without the gate and 1.026 off; at 8+ threads 0.980 / 1.118 (0% / 50%
-//! reads) against 0.986 / 1.097 and 0.940 / 1.086; 0% reads, CS load 100, 2 / 8 threads 1.13 /
-//! 0.99. On the default matrix's rwsem cells at 8+ threads (`--threads 8,32,96 --read-pct
-//! 50,90`, three runs): geo-mean 1.182 against 1.180 off.
-//!
-//! The 50%- and 90%-read cells move within the runs' spread (single CS load 1 cells by up to
-//! ±0.1 between invocations). Over 1 s (`lockbench matrix --locks kslock-rwsem --threads 32,96
-//! --cs-load 20,100 --read-pct 0,50 --secs 1`, two runs per side) max/min per-thread ops were
-//! 1.1–2.4 with the window and 1.1–2.7 without; the p99.9 wait of the write-only cells at
-//! 32–96 threads and CS load 20 / 100 rises from 0.9–4.7 ms to 3.7–8.4 ms (first invocation:
-//! a head waits out its window).
 //!
 //! **Wakeup** (`mark_wake`, wait_lock held): a head writer is woken (never granted; it re-competes
 //! and a spinner may win). A head reader is granted together with every queued reader (≤ 256,
@@ -525,23 +253,13 @@
 //! A blocked reader waits out a writer on the count (yields and spins) and then, queued, spins
 //! on its own grant while the writer runs, each under the spin cap, before it sleeps. A writer
 //! that keeps the lock for milliseconds while it runs (a thread that write-locks and then
-//! creates threads that read-lock) turns every such wait into up to ≈ 100 µs of CPU taken from
-//! the runnable threads, the writer's included. The mutex's yield gate (module doc of
-//! [`crate::mutex`], "The yield gate"; switch `KSLOCK_OFF=yield_gate`) applies: the spin
-//! word's yield estimate (bits 10–15) averages whether blocked readers got the lock without
-//! sleeping (in the wait-out or the grant spin) or slept, and where they mostly slept a
-//! blocked reader queues and sleeps at once, one in 8 still waiting as before to keep the
-//! estimate current. Under the preload, a program whose main thread write-locks a rwlock while
-//! it creates 1024 threads that each read-lock it (the rwlock variant of
-//! `scripts/create-under-lock.c`, three alternated 1 s runs, off / gate / glibc): a mean of
-//! 814–1166 / 126–302 / 72–86 µs from `pthread_create` to the thread's start, 11.4–12.4k /
-//! 11.8–14.3k / 10.4–14.3k threads created a second. In the matrix, where readers rarely sleep
-//! (at most 0.5 voluntary switches per kop at 8+ threads in the default run), the gate stays
-//! open: `scripts/ab-ratio.py 3 "gate,off=KSLOCK_OFF:yield_gate" -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,32,96 --cs-load
-//! 1,20,100 --read-pct 50,90 --secs 0.3 --warmup 0.05` gave geo-means of 1.149 (gate) and 1.164
-//! (off) over the 24 cells, kslock's kops/s within ±5% in every cell (the ratios moved with the
-//! peers' runs).
+//! creates threads that read-lock) would turn every such wait into up to ≈ 100 µs of CPU taken
+//! from the runnable threads, the writer's included. The mutex's yield gate (module doc of
+//! [`crate::mutex`], "The yield gate"; switch `KSLOCK_OFF=yield_gate`) applies: the spin word's
+//! yield estimate (bits 10–15) averages whether blocked readers got the lock without sleeping
+//! (in the wait-out or the grant spin) or slept, and where they mostly slept a blocked reader
+//! queues and sleeps at once, one in 8 still waiting as before to keep the estimate current.
+//! Where readers rarely sleep (short writer phases) the gate stays open.
 //!
 //! # Recursive reads
 //!
@@ -585,24 +303,8 @@
 //! An unlock's first access to `count`'s line is an RMW: the CAS of the common case ("the only
 //! reader" or "write-locked, nothing else" to 0), or for `write_unlock` the owner hint's store
 //! on the same line, which fetches it for writing. A misuse check that loaded `count` first
-//! fetched the line shared and the RMW then fetched it again, two transfers where another CPU
-//! touched the line during the section. A/B (the unlocks as before against these, binaries
-//! alternated, six runs each, `lockbench matrix --locks kslock-rwsem,parking-lot-rwlock
-//! --threads 2,8,32 --cs-load 1,20 --read-pct 50,90 --secs 0.3 --warmup 0.1`, median kops/s):
-//! 1.02–1.08× at CS load 1, 1.02–1.16× at CS load 20, geo-mean 1.065×, CPU ns/op 2–14% lower.
-//!
-//! Measured and dropped: a writer's **quick poll** before its spin (the mutex's, module doc of
-//! [`crate::mutex`]: up to 16 polls of `count` while nobody spins or waits, one CAS when it is
-//! free). With these unlocks, six alternated runs of `lockbench matrix --locks kslock-rwsem
-//! --threads 2,8,32,96 --cs-load 1,20 --outside-load 0,2 --read-pct 50,90 --secs 0.25`:
-//! 1.29–1.33× at CS load 1, outside load 2, 50% reads, but 0.80–1.06× at 90% reads there,
-//! 0.86–0.97× at CS load 20, max/min per-thread ops 3.6 vs 1.5 at 96 threads; geo-mean 0.99×.
-//! Also dropped (session 10): a writer that meets readers polling `count` with backed-off
-//! pauses (1, 2 … 32, ≈ 1.6 µs) for them to leave before its yield: binaries alternated,
-//! four runs each, `lockbench matrix --locks kslock-rwsem,parking-lot-rwlock --threads 2,8,32
-//! --cs-load 1,20 --read-pct 50,90 --secs 0.3`: 0.75–0.99×, geo-mean 0.91× (the polls pull
-//! the count's line from the readers, and a writer that gets in this way breaks the readers'
-//! run on their CPU).
+//! would fetch the line shared and the RMW then fetch it again, two transfers where another CPU
+//! touched the line during the section.
 //!
 //! # Misuse
 //!

@@ -102,7 +102,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
     }
 
-    /// `rwsem_mark_wake` (kernel-locks.md A.5): decide whom to wake; queue their records in
+    /// `rwsem_mark_wake` (`docs/kernel-locks.md` A.5): decide whom to wake; queue their records in
     /// `wq`. Returns whether anything was queued.
     ///
     /// # Safety

@@ -5,7 +5,9 @@ use super::*;
 use crate::spin::{pause, recheck_pauses, QUICK_POLLS};
 
 /// How many of a writer's pre-queue yields it spends while readers hold the lock before it
-/// spins on them with `WRITER_WANT` (module doc, "Writer meets readers"): 2, A/B there.
+/// spins on them with `WRITER_WANT` (module doc, "Writer meets readers"): 2, a smaller change
+/// than 4 and as good in its A/B (`docs/experiments.md`, "A writer meeting readers yields
+/// first").
 const READER_YIELDS: u32 = 2;
 // `yield_before_spin` counts the yield on a writer owner among these.
 const _: () = assert!(READER_YIELDS >= 1);
@@ -84,18 +86,14 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// held it spins (through the OSQ, under the same rules as a writer's optimistic spin, at
     /// most 1 µs) while that can pay before failing. Never sleeps.
     ///
-    /// The 1 µs cap is the mutex's (`RawMutex::try_lock_spin`, whose doc has the reason and
-    /// the A/B). Here it measured neutral: `scripts/ab-ratio.py 3
-    /// "cap,nocap=KSLOCK_OFF:trylock_spin_cap" -- workload tree --locks
-    /// kslock-rwsem,parking-lot-rwlock,std-rwlock --threads 2,8,32 --secs 0.4 --warmup 0.1`
-    /// (session 37, the AMD guest), geo-mean 0.692 → 0.696 of the best peer; the rwsem's
-    /// `tree` gap (≈ 0.7x from 2 threads on) lies elsewhere.
+    /// The 1 µs cap is the mutex's (`RawMutex::try_lock_spin`, whose doc has the reason; the
+    /// same switch, `KSLOCK_OFF=trylock_spin_cap`).
     pub fn try_write_spin(&self) -> bool {
         if self.try_write() {
             return true;
         }
         let me = current();
-        // At most 1 µs, as the mutex's `try_lock_spin` (its doc, and the A/B above).
+        // At most 1 µs, as the mutex's `try_lock_spin` (its doc).
         self.write_can_spin() && self.write_spin_with(me, Spin::for_trylock(&self.stats, me))
     }
 
@@ -240,7 +238,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         }
     }
 
-    /// The writer's optimistic spin (kernel-locks.md A.4 1). `true`: the write lock is held.
+    /// The writer's optimistic spin (`docs/kernel-locks.md` A.4 1). `true`: the write lock is held.
     #[inline(never)]
     pub(super) fn write_optimistic_spin(&self, me: &'static ThreadRec) -> bool {
         self.write_spin_with(me, Spin::new(&self.stats, me))
@@ -638,7 +636,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         Some(old & WRITER_LOCKED != 0)
     }
 
-    /// `try_write_lock` (kernel-locks.md A.4 4) for the queued writer `w`. `Err(true)`: `w`
+    /// `try_write_lock` (`docs/kernel-locks.md` A.4 4) for the queued writer `w`. `Err(true)`: `w`
     /// is the head and HANDOFF is set (it should spin on the owner).
     ///
     /// # Safety

@@ -35,96 +35,39 @@
 //! * otherwise `SPAN_MEANS × mean + FLOOR_NS` (4 means: an exponential hold outlasts them with
 //!   probability 2%), at most the cap.
 //!
-//! Before (`KSLOCK_OFF=censored_budget` restores it): the average of successful spins only,
-//! halved by each spin that ran out of budget, and a budget of `2 × avg + FLOOR_NS`. With
-//! random (geometric) holds the successful spins are the short ones and each failure halved
-//! the average, so the budget collapsed below the mean hold and waiters slept in the queue
-//! while the owner was about to release: `lockbench workload random --cs-load 100
-//! --outside-load 100` kept 1.1 CPUs busy at 2 threads and reached 0.73–0.82× parking_lot.
-//!
-//! A/B (`KSLOCK_OFF=censored_budget`, the kslock lock alone, runs of each side alternated,
-//! median kops/s, on ÷ off):
-//!
-//! | command (runs per side) | cells | on ÷ off |
-//! |---|---|---|
-//! | `lockbench workload random --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --outside-load 0,100 --secs 0.3` (4) | mean CS load 100, mean outside load 100 | 1.48 / 1.51 / 1.40 / 1.44 (2 / 8 / 32 / 96 threads; 1.0–1.1 CPUs busy → 1.9–2.0) |
-//! | same | the other 20 cells | 0.97–1.02, geo-mean of all 24 1.06 |
-//! | same, fairness | mean CS load 100, mean outside load 100, 32 / 96 threads | max/min per-thread ops 4.4 / 126 vs 8.0 / 21 (over 0.3 s; parking_lot ≈ 1.3): at 96 threads the longer spins let running threads pass the queue more often |
-//! | `lockbench matrix --locks kslock-mutex --threads 2,8,32,96 --cs-load 1,20,100 --secs 0.3` (6) | all 12 | 0.98–1.08, geo-mean 1.01; CPU ns/op at CS load 1 36–40 → 54–67 (parking_lot ≈ 60), the same elsewhere |
-//!
-//! With separate binaries (old and new, four runs each): `--outside-load 100` at CS load 100,
-//! 8 / 32 / 96 threads 1.17 / 1.20 / 1.30; the rwsem (`--read-pct 50,90`, 24 cells) 0.96–1.14,
-//! geo-mean 1.02.
+//! `KSLOCK_OFF=censored_budget` restores the earlier estimator (the average of successful spins
+//! only, halved by each spin that ran out of budget; budget `2 × avg + FLOOR_NS`), which with
+//! random holds collapsed below the mean hold (`docs/experiments.md`, "Censored spin budgets").
 //!
 //! The **cap** is calibrated once per process near the cost of a sleep/wake round trip. That
 //! cost cannot be measured without a second thread, so kslock measures its floor: one
-//! `FUTEX_WAKE` with no waiter (a kernel entry on the wake path; ≈ 166 ns on the 2-vCPU KVM
-//! development machine, ≈ 60–100 ns on bare metal) and sets
-//! `cap = clamp(CAP_SYSCALLS × syscall, 4 µs, 40 µs)` with `CAP_SYSCALLS = 120`: ≈ 20 µs on the
-//! development VM, where a cross-CPU futex hand-over measured ≈ 30 µs, and ≈ 7–12 µs on bare
-//! metal, where it is a few µs. `KSLOCK_SPIN_CAP_NS` overrides the cap (read once; for
-//! experiments).
+//! `FUTEX_WAKE` with no waiter (a kernel entry on the wake path; ≈ 166 ns on the 2-vCPU AMD
+//! development guest, ≈ 60–100 ns on bare metal) and sets
+//! `cap = clamp(CAP_SYSCALLS × syscall, 4 µs, 40 µs)` with `CAP_SYSCALLS = 120`: 20–40 µs on
+//! the 2-vCPU development guests (≈ 20 µs on the Intel one, 20–40 µs from one process to the
+//! next on the AMD ones; a cross-CPU futex hand-over costs ≈ 30 µs there), ≈ 7–12 µs on bare
+//! metal, where it is a few µs.
+//! `KSLOCK_SPIN_CAP_NS` overrides the cap (read once; for experiments).
 //!
 //! # Pauses are calibrated (R6)
 //!
-//! A `pause` lasts ≈ 27 ns on the AMD EPYC development VM, where R6 and the polls' spacings
-//! were tuned, but ≈ 4.6 ns on an Intel Xeon (Cascade Lake) 2-vCPU guest (a C loop of 10⁷
-//! pauses) and up to ≈ 60 ns on other Intel parts. Counted in pauses, R6's gap of 32 pauses was
-//! 0.9 µs on the first machine and 0.15 µs on the second: there the spinner polled the
-//! batching owner's line every few of its operations, and at CS load 1 kslock's mutex ran at
-//! 0.51–0.71× parking_lot's (`lockbench matrix --locks kslock-mutex,parking-lot-mutex
-//! --threads 2,8,32 --cs-load 1 --secs 0.5 --repeat 3`; 16.6k vs 23.4k kops/s at 2 threads,
-//! 120 vs 82 CPU ns/op). So every spacing is a time: [`calib`] times the pause once per
-//! process (the fastest of 8 rounds of 32 pauses, by the tick counter: ≈ 1–20 µs) and R6's
-//! most pauses between two polls are `POLL_GAP_NS` ÷ that (32 on the first machine, ≈ 190 on
-//! the second). The mutex's quick poll and a successor's looks at the lock word are spaced in
-//! fractions and multiples of the same gap (module doc of [`crate::mutex`]).
-//! `KSLOCK_POLL_GAP_NS` overrides the gap (read once; for experiments).
+//! A `pause` lasts ≈ 27 ns on the AMD EPYC development guests, where R6 and the polls' spacings
+//! were tuned, but ≈ 4.6 ns on an Intel Xeon (Cascade Lake) guest and up to ≈ 60 ns on other
+//! Intel parts: counted in pauses, a spacing is a different time on each. So every spacing is a
+//! time: [`calib`] times the pause once per process (the fastest of 8 rounds of 32 pauses, by
+//! the tick counter: ≈ 1–20 µs) and R6's most pauses between two polls are `POLL_GAP_NS` ÷ that
+//! (32 on the AMD guests, ≈ 190 on the Intel one). The mutex's quick poll and a successor's
+//! looks at the lock word are spaced in fractions and multiples of the same gap (module doc of
+//! [`crate::mutex`]). `KSLOCK_POLL_GAP_NS` overrides the gap (read once; for experiments).
 //!
-//! A/B on the Intel guest (`scripts/ab-ratio.py 3 "base=@<0a3afc7's lockbench>,new=@<this
-//! one>" -- matrix --locks kslock-mutex,parking-lot-mutex --threads 2,8,32 --cs-load 1,20,100
-//! --secs 0.4 --warmup 0.1`, kslock ÷ parking_lot, medians of three alternated runs): CS load
-//! 1 at 2 / 8 / 32 threads 0.69 / 0.51 / 0.53 → 1.22 / 0.90 / 0.81, CS load 20 and 100 within
-//! the spread (five more runs of those cells at 8 and 32 threads: 1.04–1.19 → 1.06–1.20),
-//! geo-mean 0.91 → 1.08. The rwsem (`--locks kslock-rwsem,parking-lot-rwlock,pthread-rwlock
-//! --read-pct 50,90 --secs 0.3`, 2–32 threads, 18 cells; then 8–96 threads at CS load 1 and
-//! 20, 12 cells): geo-mean 0.78 → 0.82 and 0.81 → 0.79, within the spread. The gap itself,
-//! same binary (`KSLOCK_POLL_GAP_NS`, three runs, the mutex cells above with `--outside-load
-//! 0,100`): 864 / 1728 / 3456 ns gave geo-means 1.08 / 1.08 / 1.06, so the AMD VM's 0.9 µs
-//! stays. On the AMD VM the calibrated gap is the old 32 pauses: nothing changes there.
-//!
-//! **Streaks** (session 27; switch `KSLOCK_OFF=poll_streak`): once the wait between two polls
-//! has reached the gap and the owner is still the same, it goes on doubling up to
-//! [`STREAK_GAPS`] (16) gaps, ≈ 14 µs here. An owner that holds the lock that long across
-//! polls is batching (re-locking from its own cache, CS load 1 without work outside) or in a
-//! long section; in both the spinner's polls only slow it, and a section that ends is seen
-//! within the wider gap (the spin budget still bounds the whole spin). Where owners change
-//! often (work outside the lock) the wait resets at every new owner and the streak never
-//! starts. A/B (scratch switch, one binary, `scripts/ab-ratio.py 3 "off,on" -- matrix --locks
-//! kslock-mutex,parking-lot-mutex,std-mutex --threads 2,8,32,96 --cs-load 1,100 --outside-load
-//! 0,100 --secs 0.3 --warmup 0.05`, kslock ÷ best peer, medians of three alternated runs): CS
-//! load 1 without outside work at 2 / 8 / 32 / 96 threads 1.43 / 0.84 / 0.85 / 0.82 → 1.51 /
-//! 1.10 / 0.92 / 0.82 (at 8 threads the runs were 1.12 / 0.84 / 0.76 against 1.08 / 1.10 /
-//! 1.16: the lock stays in the batching mode instead of falling into the spinning one); the
-//! other 12 cells within ±0.03; geo-mean 0.991 → 1.020. A run with 4 gaps and 16 beside the
-//! default (`--threads 8,32,96 --cs-load 1,20,100 --outside-load 0,100`, two runs): geo-mean
-//! 0.986 / 0.990 / 0.995, CS load 1 at 8 / 32 threads 0.98 / 0.84 → 1.11 / 0.89 (4) and 1.10 /
-//! 0.92 (16). At 96 threads the cell stays at 0.81–0.84: there the cost is the threads that
-//! spin and yield in turn (module doc of [`crate::mutex`]), not the polls.
-//!
-//! The streak also widens the rwsem's polls (a blocked reader waiting out a writer, a writer
-//! spinning on a writer owner). Session 35 (AMD EPYC guest) found it there in a 2-thread timeline
-//! (`lockbench timeline --lock kslock-rwsem --threads 2 --cs-load 100 --read-pct 90`): the writer →
-//! reader transfer took a median 1 573 ns with the streak and 791 ns without
-//! (`KSLOCK_OFF=poll_streak`; parking_lot 711 ns), but the lock's idle share stayed at 6–7% and
-//! throughput did not follow. Kslock ÷ the best peer, the rwsem cells only: `scripts/ab-ratio.py 4
-//! "on,off=KSLOCK_OFF:poll_streak" -- matrix --locks
-//! kslock-rwsem,parking-lot-rwlock,pthread-rwlock,std-rwlock --threads 2,8,96 --cs-load 1,20,100
-//! --read-pct 50,90 --secs 0.3 --warmup 0.05` gave a geo-mean of 1.142 → 1.183 over the 18 cells. A
-//! scratch build without the streak in the rwsem's spins, against the build before (binaries
-//! alternated, 4 runs, the same cells with 32 threads as well) gave 1.169 → 1.168, and `workload
-//! random` (`--threads 2,8,32 --outside-load 0,100 --read-pct 50,90`, 3 runs) 1.069 → 1.060. Not
-//! adopted: no gain beyond the runs' spread.
+//! **Streaks** (switch `KSLOCK_OFF=poll_streak`): once the wait between two polls has reached
+//! the gap and the owner is still the same, it goes on doubling up to [`STREAK_GAPS`] (16)
+//! gaps, ≈ 14 µs. An owner that holds the lock that long across polls is batching (re-locking
+//! from its own cache) or in a long section; in both the spinner's polls only slow it, and a
+//! section that ends is seen within the wider gap (the spin budget still bounds the whole
+//! spin). Where owners change often (work outside the lock) the wait resets at every new owner
+//! and the streak never starts. The streak also widens the rwsem's polls (a blocked reader
+//! waiting out a writer, a writer spinning on a writer owner).
 //!
 //! Under loom every budget is 3 steps (the clock is frozen; loom explores the rest).
 
@@ -139,26 +82,23 @@ pub(crate) const FLOOR_NS: u32 = 1_000;
 /// How often a locker whose spin failed (a mutex locker or rwsem writer), or an rwsem reader
 /// whose wait on the count failed, gives its CPU away (`sched_yield`) and tries again before it
 /// queues (module docs of [`crate::mutex`] and [`crate::rwsem`], "Yield before queueing"). 4:
-/// A/B on the 2-vCPU VM with 0, 2, 4, 8, 16 (rwsem, 50% and 90% reads, CS load 1/20/100, 2–96
-/// threads): 0 left one CPU idle at 8+ threads (1.04–1.4 CPUs busy, 0.5–0.8× parking_lot); 2–8
-/// kept both busy and were within noise of each other; 16 lost up to 20% at CS load 20.
-/// parking_lot's `SpinWait` yields up to 7 times before it parks. None under loom (the yields
-/// only delay the queueing, which the models cover).
+/// 0 left a CPU idle at 8+ threads, 2–8 were alike, 16 lost at CS load 20 (`docs/experiments.md`,
+/// "How many yields"); parking_lot's `SpinWait` yields up to 7 times before it parks. None under
+/// loom (the yields only delay the queueing, which the models cover).
 ///
 /// What a yield costs the yielder depends on the kernel. With upstream 79104becf42b
 /// ("sched/fair: Forfeit vruntime on yield", also backported to the 6.6 and 6.12 stable lines;
-/// the development VM's 6.18 behaves so) a yield with others runnable charges the yielder the
-/// rest of its slice, so it stays off the CPU until the others have run theirs, much as if it
-/// slept but without a wakeup, and a holder that never yields keeps its CPU:
-/// `scripts/sched-yield.c forfeit`, one thread that never yields and two that yield every
-/// 10 µs on one CPU, gives the first 98% of it (README, known gaps, session 42).
+/// the development guests' 6.18 behaves so) a yield with others runnable charges the yielder
+/// the rest of its slice, so it stays off the CPU until the others have run theirs, much as if
+/// it slept but without a wakeup, and a holder that never yields keeps its CPU
+/// (`scripts/sched-yield.c forfeit`; `docs/experiments.md`, "A yield forfeits the slice").
 pub(crate) const PRE_QUEUE_YIELDS: u32 = if cfg!(kslock_loom) { 0 } else { 4 };
 
 /// A `sched_yield` that took at least this long ran another thread (two context switches and
 /// that thread's slice) rather than returning at once: 1/16 of the spin cap, ≈ 7.5 no-waiter
-/// futex syscalls (the calibration above), ≈ 1.25 µs on the development VM. Measured there (a
-/// C loop of 200 000 yields): 0.49 µs per yield with nothing else to run, 2.6 µs when another
-/// thread on the same CPU yields back (two switches and its yield).
+/// futex syscalls (the calibration above), 1.25–2.5 µs for caps of 20–40 µs: between a yield
+/// with nothing else to run (≈ 0.5 µs) and one that another thread on the same CPU yields back
+/// (≈ 2.6 µs: two switches and its yield), as measured on the development guests.
 fn yield_switched_ns() -> u64 {
     u64::from(crate::spin_cap_ns() / 16)
 }
@@ -337,11 +277,10 @@ const RATE_MAX: u32 = (1 << 6) - 1;
 /// batching owner or to other spinners (module doc, "Budgets").
 const RATE_MIN: u32 = 16;
 /// [`SpinStats::wins_after_short_waits`]: the success rate (/63) and the mean spin (ns) at or
-/// within which a lock's spins count as winning after short waits. Measured on the Intel guest
-/// (session 25, a scratch build that printed the estimates): with sections and outside
-/// stretches of 100 pauses each (≈ 460 ns), 2–96 threads, the estimates sat at 60/63 and
-/// 410–540 ns; with 1-pause sections and no outside work (a batching owner) at 26–50/63 and
-/// 1.3–4 µs; with outside work and sections of 1 or 20 pauses at 18–45/63.
+/// within which a lock's spins count as winning after short waits. Between the estimates of
+/// long sections that end (60/63, 410–540 ns with sections and gaps of ≈ 460 ns) and those of
+/// a batching owner (26–50/63, 1.3–4 µs), as printed by a scratch build on the Intel guest
+/// (`docs/experiments.md`, "Long sections that end").
 const SHORT_WIN_RATE: u32 = 56;
 /// See [`SHORT_WIN_RATE`].
 const SHORT_WIN_NS: u64 = 1_000;

@@ -1,8 +1,16 @@
 //! The system layer: the only module that makes system calls.
 //!
-//! * futex wait (optionally until an absolute `CLOCK_MONOTONIC` deadline) and wake;
-//! * the monotonic clock and a cheap cycle counter for spin budgets;
-//! * the CPU the calling thread runs on (rseq when glibc registered it, `getcpu` otherwise).
+//! | call | what it promises | used for |
+//! |------|------------------|----------|
+//! | `futex_wait(word, expected, deadline)` | sleeps while `*word == expected`; `Err(TimedOut)` only once the absolute `CLOCK_MONOTONIC` deadline (ns) has passed, every other return (woken, `EAGAIN`, `EINTR`, spurious) `Ok`: callers re-check their condition | parking ([`crate::thread`]), the wait_lock |
+//! | `futex_wake(word, n)` | wakes at most `n` sleepers; harmless on a word nobody sleeps on, so a waker may wake memory the waiter has already left | unpark, wait_lock unlock |
+//! | `now_ns()` | `CLOCK_MONOTONIC` in ns (vDSO, no syscall) | windows, deadlines, turns |
+//! | `ticks()`, `ticks_per_us()` | a cheap tick counter (`rdtsc` on x86_64, ≈ 10 ns a read; the monotonic clock elsewhere) and its rate, measured once against the clock | [`crate::spin`] |
+//! | `measure_syscall_ns()` | the fastest of 8 rounds of 16 no-waiter `FUTEX_WAKE`s, ns | the spin cap's calibration |
+//! | `current_cpu()` | the CPU the thread runs on: glibc's registered rseq `cpu_id` (< 1 ns) when available, `sched_getcpu` otherwise; a hint (the thread may migrate at once) | rule R3 of [`crate::spin`] |
+//!
+//! Deadlines are absolute, so a restart after `EINTR` never extends a wait;
+//! `deadline_after` saturates, so a timeout too large for the clock waits for ever.
 //!
 //! Under `--cfg kslock_loom` the futex is modelled with a loom mutex + condvar (the futex
 //! hash-bucket lock), so a lost wakeup shows up as a loom deadlock; a timed wait models the timer

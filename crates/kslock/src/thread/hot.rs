@@ -2,6 +2,18 @@
 //! and unlock, and the mutex release countdown of `crate::mutex::turn`, counted by every mutex
 //! unlock. All-zero is the initial state of a thread that has not registered yet.
 //!
+//! | bytes | word | meaning | written by |
+//! |-------|------|---------|------------|
+//! | 0–7 | record | the thread's [`ThreadRec`] (null before registration) | registration |
+//! | 8–15 | owner word | the word the locks store as owner ([`super`], "Owner words") | registration |
+//! | 16–19 | `left` | releases left before the next turn check; 0 = the countdown is off (no counting: the mutex's quiet stop) | every mutex release while on; a check |
+//! | 20–23 | `every` | releases between two checks (0 reads as 1) | a check |
+//!
+//! Only this thread reads or writes its words, so they are plain loads and stores. The
+//! countdown's halves are only ever accessed 32 bits wide: a 64-bit load right after a 32-bit
+//! store to half of it cannot take the value from the store buffer and waits for the store to
+//! retire.
+//!
 //! # Where they live
 //!
 //! On x86_64 Linux with glibc they sit in a static TLS block of their own, declared in assembly
@@ -9,16 +21,11 @@
 //! comes from the GOT (the static linker turns that into a constant in an executable), and each
 //! word is one `%fs`-relative load or store; no call. Rust's `thread_local!` picks the model
 //! from the crate type: in a shared library (`libkslock.so`, the pthread preload) it is
-//! *general-dynamic*, a call to `__tls_get_addr` per access. Every `pthread_mutex_lock` /
+//! *general-dynamic*, a call to `__tls_get_addr` per access, and every `pthread_mutex_lock` /
 //! `unlock` pair under the preload made three of them (the owner word at the lock, the owner
-//! word and the countdown at the unlock), and 24% of the samples of an uncontended loop were
-//! in `__tls_get_addr` itself. A C loop of 50M uncontended pairs (one CPU, `taskset -c 1`, five
-//! rounds alternating glibc, the preload before and after, in the VM's slow phase): glibc
-//! 10.8–11.5 ns a pair, the preload 24.2–24.8 ns before (`ebcc7be`), 14.9–15.7 ns after; in a
-//! faster phase, one at a time, 15.3–16.2 ns before against glibc's 8.0–9.0 ns. In an
-//! executable (lockbench) the words cost what `thread_local!` did (1-thread lock + unlock,
-//! old and new binaries pinned to the two CPUs at once and swapped, six pairs: 9.1 vs 9.3 ns
-//! on average, within the pairs' spread).
+//! word and the countdown at the unlock). The block takes that call out of the preload's pair;
+//! in an executable (lockbench) the words cost what `thread_local!` did (`docs/experiments.md`,
+//! "Hot words in static TLS").
 //!
 //! A shared library with initial-exec TLS takes its block from the static TLS area that glibc
 //! sets up at program start (`DF_STATIC_TLS`): loaded with the program or `LD_PRELOAD`ed it is
@@ -36,11 +43,7 @@ pub(super) struct Me {
     pub(super) word: u64,
 }
 
-// The block's layout (24 bytes, all-zero at thread start): the record pointer at 0, the owner word
-// at 8, the countdown at 16 (u32: releases left before the next check; 0 = off, no counting) and 20
-// (u32: releases between two checks; 0 reads as 1). The countdown's halves are only ever read and
-// written 32 bits wide: a 64-bit load right after a 32-bit store to half of it cannot take the
-// value from the store buffer and waits for the store to retire.
+// The block's layout (24 bytes, all-zero at thread start): the module doc's table.
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 mod imp {

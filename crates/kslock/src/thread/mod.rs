@@ -23,9 +23,29 @@
 //! | `NOTIFIED` | a wake token is pending                   | any waker (`unpark`) |
 //! | `PARKED`   | the thread sleeps (or is about to) on it  | the thread           |
 //!
-//! A token may be stale (a waker from an earlier wait): every caller of [`ThreadRec::park`]
-//! re-checks its own condition and parks again, exactly as a kernel task tolerates a wake_q
-//! wakeup that arrives after it stopped waiting.
+//! ```text
+//! park     NOTIFIED -> EMPTY     CAS, Acquire: a token was waiting; return at once
+//!          EMPTY -> PARKED       CAS, then FUTEX_WAIT while PARKED; after each wake-up try
+//!                                NOTIFIED -> EMPTY (Acquire); on a timeout withdraw with
+//!                                PARKED -> EMPTY, unless a token raced in (then take it)
+//! unpark   any -> NOTIFIED       swap, Release; FUTEX_WAKE if it was PARKED
+//! ```
+//!
+//! Only the thread itself writes `EMPTY` and `PARKED`; anyone may write `NOTIFIED`. A token's
+//! Release swap pairs with the Acquire that consumes it, so what a waker wrote before
+//! [`ThreadRec::unpark`] is visible to the woken thread. A token may be stale (a waker from an
+//! earlier wait): every caller of [`ThreadRec::park`] re-checks its own condition and parks
+//! again, exactly as a kernel task tolerates a wake_q wakeup that arrives after it stopped
+//! waiting. No wakeup is lost: a token given before the sleep makes the `EMPTY -> PARKED` CAS
+//! fail (or the futex wait return at once), and one given during it wakes the futex.
+//!
+//! # Deferred wakes ([`WakeQ`])
+//!
+//! Wakers collect the records to wake under a lock's wait_lock and unpark them after dropping
+//! it (the kernel's wake_q), chained through their `wake_next` words, so a wake list of any
+//! length costs 4 bytes of stack and no syscall runs under a wait_lock. A record already on
+//! another waker's chain stays there; that waker's unpark then carries this waker's state
+//! change too (the orderings are on [`WakeQ`]).
 //!
 //! # Other per-record words
 //!

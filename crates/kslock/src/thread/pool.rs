@@ -82,9 +82,11 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering::*};
 use std::cell::Cell;
 
-/// Records per pool segment.
+/// Records per pool segment: the first segment is a static, so the first 64 records need no
+/// mapping.
 pub(crate) const SEG_LEN: usize = 64;
-/// Segments in the pool table: at most `SEG_LEN * SEGS` = 262144 records.
+/// Segments in the pool table: at most `SEG_LEN * SEGS` = 262144 records, within the 25 bits
+/// an owner word gives a record id.
 const SEGS: usize = 4096;
 const _: () = assert!(SEG_LEN * SEGS < MAX_ID as usize);
 
