@@ -63,3 +63,8 @@ fn threads_that_lock_in_key_destructors_run_under_the_preload() {
 fn a_cancelled_waiter_that_contended_for_its_mutex_holds_it_in_its_cleanup() {
     passes_plainly_and_preloaded("cancel_relock", "tests/c/cancel_relock.c", &[]);
 }
+
+#[test]
+fn mutex_destroy_is_busy_while_a_condvar_waiter_uses_the_mutex() {
+    passes_plainly_and_preloaded("destroy_busy", "tests/c/destroy_busy.c", &[]);
+}

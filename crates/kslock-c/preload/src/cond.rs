@@ -21,6 +21,17 @@
 //! `seq` and does not sleep. A process-shared condvar is glibc's, and must be used with a
 //! glibc-served (process-shared) mutex: `EINVAL` otherwise.
 //!
+//! # The mutex's users
+//!
+//! A waiter counts as a user of its mutex from before the wait releases it until it holds it
+//! again, so that `pthread_mutex_destroy` returns `EBUSY` meanwhile, as glibc's does: a kslock
+//! mutex counts it in `cond_users` (`PMutex::cond_enter`/`cond_leave`, around each
+//! `kslock_slice`), a glibc-served one in glibc's own `__nusers`
+//! (`mutex::glibc_cond_release`/`glibc_cond_reacquire`, around each unlock and relock in
+//! `futex_slice`). Both counts are lowered before a wait returns or tests for cancellation
+//! (with the mutex held), so a cancelled waiter's cleanup handler finds the count as it was
+//! before the wait.
+//!
 //! # Cancellation
 //!
 //! `pthread_cond_wait`/`timedwait`/`clockwait` are cancellation points: a cancelled waiter
@@ -49,7 +60,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
 use kslock::{Condvar, Left};
 
-use crate::mutex::{kslock_view, PMutex};
+use crate::mutex::{self, kslock_view, PMutex};
 use crate::time::{self, Clock};
 use crate::{admit, forward, futex_wait, futex_wake, view};
 
@@ -495,6 +506,8 @@ fn kslock_slice(
         return libc::EPERM;
     }
     let depth = pm.take_depth();
+    // Counted from before the condvar releases the mutex until it holds it again below.
+    pm.cond_enter();
     let rc = loop {
         let deadline = slice_deadline(st, timed);
         let mut verdict = None;
@@ -520,6 +533,8 @@ fn kslock_slice(
             break rc;
         }
     };
+    // Held again (`wait_raw_then` returns with it; `None` never released it).
+    pm.cond_leave();
     pm.restore_depth(depth);
     rc
 }
@@ -538,8 +553,8 @@ unsafe fn futex_slice(
         // SeqCst: the Dekker pair with the signaller (module doc). `seq0` was read while
         // holding the mutex, so a signal after that point changes `seq` from `seq0`.
         p.fb_waiters.fetch_add(1, SeqCst);
-        // SAFETY: caller contract.
-        let rc = unsafe { forward::mutex_unlock(m) };
+        // SAFETY: caller contract. Keeps the waiter in glibc's count of the mutex's users.
+        let (rc, counted) = unsafe { mutex::glibc_cond_release(m) };
         if rc != 0 {
             p.fb_waiters.fetch_sub(1, SeqCst);
             return rc;
@@ -557,7 +572,7 @@ unsafe fn futex_slice(
         };
         let verdict = leave_or_stay(p, st, timed, how);
         // SAFETY: caller contract. EOWNERDEAD and the like go to the caller, as glibc does.
-        let rc = unsafe { forward::mutex_lock(m) };
+        let rc = unsafe { mutex::glibc_cond_reacquire(m, counted) };
         if rc != 0 {
             return rc;
         }

@@ -7,14 +7,25 @@
 //! | 0–31 | kslock `RawMutex` | kslock; it never touches its bytes 16–19 |
 //! | 16–19 | glibc's `__kind`: 0 normal, 1 recursive, 2 errorcheck, 3 adaptive (+ glibc's flag bits: then glibc serves the object) | `pthread_mutex_init`, or the program's static initialiser (`PTHREAD_*_MUTEX_INITIALIZER_NP` write only this field) |
 //! | 32–35 | `depth`: extra recursive locks held by the owner | the owner only |
-//! | 36–39 | unused | — |
+//! | 36–39 | `cond_users`: threads inside a condvar wait on this mutex | the waiters, holding the mutex |
 //!
 //! Adaptive mutexes are kslock mutexes like the others (kslock spins adaptively anyway).
 //! `depth` is read and written only by the thread that holds the mutex, so Relaxed suffices
 //! (its next owner got the mutex through kslock's Acquire/Release hand-over).
+//!
+//! # Destroying a mutex that a condvar waiter uses
+//!
+//! `pthread_mutex_destroy` returns `EBUSY` while the mutex is locked **or a condvar waiter
+//! uses it**, as glibc's does. Invariant: `cond_users` counts the threads between
+//! `PMutex::cond_enter` (in a `pthread_cond_*wait`, holding the mutex, before the condvar
+//! releases it) and `PMutex::cond_leave` (holding it again, before the wait returns or acts
+//! on cancellation): every such thread is blocked on the condvar, requeued onto the mutex, or
+//! waiting to relock it. Only the condvar waits touch the count, so the lock and unlock paths
+//! do not change. A mutex that glibc serves and that is waited on through kslock's condvar
+//! keeps glibc's own count instead (`glibc_cond_release`).
 
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU32, Ordering::*};
 
 use kslock::RawMutex;
 
@@ -43,7 +54,7 @@ const KIND_DESTROYED: u32 = u32::MAX;
 pub struct PMutex {
     raw: RawMutex,
     depth: AtomicU32,
-    _unused: u32,
+    cond_users: AtomicU32,
 }
 
 const _: () = {
@@ -92,6 +103,19 @@ impl PMutex {
     pub(crate) fn restore_depth(&self, d: u32) {
         self.depth.store(d, Relaxed);
     }
+
+    /// A condvar wait begins to use the mutex, which this thread holds (module doc): a
+    /// destroy returns `EBUSY` from here until [`cond_leave`](Self::cond_leave). Relaxed: the
+    /// wait's release of the mutex orders it before any destroy made after a later lock.
+    pub(crate) fn cond_enter(&self) {
+        self.cond_users.fetch_add(1, Relaxed);
+    }
+
+    /// The condvar wait no longer uses the mutex, which this thread holds again. Release:
+    /// a destroy that reads the lowered count (Acquire) then sees the mutex locked.
+    pub(crate) fn cond_leave(&self) {
+        self.cond_users.fetch_sub(1, Release);
+    }
 }
 
 /// The route of mutex `m` (null: glibc, which returns its own error).
@@ -126,6 +150,76 @@ pub(crate) unsafe fn kslock_view<'a>(m: *mut libc::pthread_mutex_t) -> Option<&'
         Route::Kslock(p, _) => Some(p),
         Route::Glibc => None,
     }
+}
+
+/// glibc's `__kind` (bytes 16–19, [`PMutex::kind`]).
+const GLIBC_KIND: usize = 16;
+/// glibc's `__owner` (bytes 8–11 of a glibc-served mutex): the holder's thread id.
+const GLIBC_OWNER: usize = 8;
+/// glibc's `__nusers` (bytes 12–15): the threads holding the mutex or waiting on a condvar
+/// with it; glibc's `pthread_mutex_destroy` returns `EBUSY` while it is not 0 (robust mutexes
+/// excepted). Written only by a thread that holds the mutex.
+const GLIBC_NUSERS: usize = 12;
+
+/// glibc's 32-bit field at byte `off` (a multiple of 4 below 20) of the mutex `m`.
+///
+/// # Safety
+/// `m` points to a valid `pthread_mutex_t`.
+unsafe fn glibc_field<'a>(m: *mut libc::pthread_mutex_t, off: usize) -> &'a AtomicU32 {
+    // SAFETY: caller contract; the field is 4-aligned inside the 8-aligned 40-byte object.
+    unsafe { &*m.cast::<u8>().add(off).cast::<AtomicU32>() }
+}
+
+/// Releases the glibc-served mutex `m` for a wait on kslock's condvar, keeping the waiter in
+/// glibc's `__nusers` as glibc's own condvar does (it releases the mutex without lowering the
+/// count), so glibc's `pthread_mutex_destroy` returns `EBUSY` while the wait uses the mutex.
+/// If this thread holds `m` (`__owner` is its id) and `m` is not robust, it raises
+/// `__nusers` before `pthread_mutex_unlock` lowers it; [`glibc_cond_reacquire`] lowers it
+/// after the relock. Returns the unlock's result and whether the waiter is counted.
+///
+/// # Safety
+/// `m` points to a valid glibc-served `pthread_mutex_t`.
+pub(crate) unsafe fn glibc_cond_release(m: *mut libc::pthread_mutex_t) -> (c_int, bool) {
+    // SAFETY: caller contract (all three).
+    let (kind, owner, nusers) = unsafe {
+        (
+            glibc_field(m, GLIBC_KIND),
+            glibc_field(m, GLIBC_OWNER),
+            glibc_field(m, GLIBC_NUSERS),
+        )
+    };
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() } as u32;
+    // Relaxed: the holder reads its own writes; other threads write `__nusers` only while
+    // holding the mutex, which this thread does.
+    let counted = kind.load(Relaxed) & KIND_ROBUST == 0 && owner.load(Relaxed) == me;
+    if counted {
+        nusers.fetch_add(1, Relaxed);
+    }
+    // SAFETY: caller contract.
+    let rc = unsafe { forward::mutex_unlock(m) };
+    if rc != 0 && counted {
+        // Still held (the unlock failed).
+        nusers.fetch_sub(1, Relaxed);
+    }
+    (rc, counted && rc == 0)
+}
+
+/// Relocks the glibc-served mutex `m` after a wait that [`glibc_cond_release`] released it
+/// for, and lowers `__nusers` again if that counted the waiter. If the lock fails (a
+/// priority-protect ceiling below the thread's priority) the waiter stays counted, as in
+/// glibc's condvar.
+///
+/// # Safety
+/// `m` points to a valid glibc-served `pthread_mutex_t`.
+pub(crate) unsafe fn glibc_cond_reacquire(m: *mut libc::pthread_mutex_t, counted: bool) -> c_int {
+    // SAFETY: caller contract.
+    let rc = unsafe { forward::mutex_lock(m) };
+    if rc == 0 && counted {
+        // SAFETY: caller contract. This thread holds the mutex again.
+        unsafe { glibc_field(m, GLIBC_NUSERS) }.fetch_sub(1, Relaxed);
+    }
+    rc
 }
 
 /// Reads the attribute getters we need: (type, needs glibc).
@@ -181,7 +275,7 @@ pub unsafe extern "C" fn pthread_mutex_init(
     0
 }
 
-/// `pthread_mutex_destroy`: `EBUSY` while locked.
+/// `pthread_mutex_destroy`: `EBUSY` while locked or used by a condvar waiter (module doc).
 ///
 /// # Safety
 /// POSIX's contract.
@@ -191,7 +285,9 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut libc::pthread_mutex_t) ->
     match unsafe { route(m) } {
         // SAFETY: caller contract.
         Route::Glibc => unsafe { forward::mutex_destroy(m) },
-        Route::Kslock(p, _) if p.raw.is_locked() => libc::EBUSY,
+        // The count first (Acquire, against `cond_leave`): a waiter that lowered it holds the
+        // mutex, which `is_locked` then sees.
+        Route::Kslock(p, _) if p.cond_users.load(Acquire) != 0 || p.raw.is_locked() => libc::EBUSY,
         Route::Kslock(p, _) => {
             p.kind().store(KIND_DESTROYED, Relaxed);
             0
