@@ -22,7 +22,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::time::{Duration, Instant};
 
-use crate::locks::CachePadded;
+use crate::util::CachePadded;
 
 /// Round trips per batch.
 const ROUNDS: u64 = 256;

@@ -14,7 +14,7 @@
 //! * CPU time per operation against the best peer's (geometric mean and worst), and the CPUs
 //!   each kept busy;
 //! * the *ceiling*: the geometric mean at threads ≥ 8 of the cell's bound (`bound_kops`: the
-//!   best 1-thread rate with reads in parallel and writes serialised, [`crate::results`]) ÷
+//!   best 1-thread rate with reads in parallel and writes serialised) ÷
 //!   the best peer, the score a lock that reached the bound in every cell would get (cells
 //!   without work outside the lock only, where the bound is one). On a
 //!   machine with few CPUs the peers come close to the bound, and the ceiling says how much a
@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::results::CellResult;
+use crate::cell::CellResult;
 use crate::stats::range;
 
 /// Serde for ratios that may be undefined (NaN: no cell to average): `null` in JSON.
@@ -397,7 +397,7 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::tests::sample_cell;
+    use crate::cell::tests::sample_cell;
 
     #[test]
     fn scores_against_the_best_peer() {

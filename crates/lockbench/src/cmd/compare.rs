@@ -4,10 +4,24 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::PathBuf;
 
-use crate::cli::CompareArgs;
-use crate::results::{fmt_kops, CellResult, Report};
+use clap::Args;
+
+use crate::cell::CellResult;
+use crate::results::Report;
 use crate::scoreboard::{Family, Scoreboard};
+use crate::util::fmt_kops;
+
+/// `lockbench compare`'s arguments.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct CompareArgs {
+    pub old: PathBuf,
+    pub new: PathBuf,
+    /// Changes within ±this percent count as unchanged in the summary.
+    #[arg(long, default_value_t = 5.0)]
+    pub threshold: f64,
+}
 
 type Key = (String, String, usize, u32, u32, u32);
 
@@ -206,7 +220,7 @@ pub fn run(a: &CompareArgs, out: &mut dyn Write) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::tests::sample_cell;
+    use crate::cell::tests::sample_cell;
 
     #[test]
     fn ratios_and_summary() {
