@@ -10,11 +10,9 @@
 //! monotonic clock and `sched_getcpu`. Every section also runs the matrix's exclusion check
 //! ([`Excl`]).
 //!
-//! The stamps cost time: ≈ 125 ns per operation on the development VM (uncontended kslock
-//! mutex, ns per operation in `timeline` against `lockbench matrix`: CS load 0 128 vs 7.8,
-//! CS load 1 165 vs 39, CS load 20 673 vs 537). At CS load 1 they outlast the section and
-//! act as work outside the lock (≈ 4 pauses' worth), which changes how often a lock changes
-//! hands; at CS load 20 they add a quarter, at CS load 100 a twentieth.
+//! The stamps cost time, ≈ 125 ns per operation on the 2-vCPU development VM: at CS load 1
+//! they outlast the section and act as work outside the lock (≈ 4 pauses' worth), which changes
+//! how often a lock changes hands; at CS load 20 they add a quarter, at CS load 100 a twentieth.
 //!
 //! The report covers the middle 80% of the window in which every thread was stamping
 //! ([`analyse`]):
