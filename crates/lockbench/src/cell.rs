@@ -17,6 +17,9 @@ pub struct CellResult {
     pub cs_load: u32,
     pub outside_load: u32,
     pub read_pct: u32,
+    /// Cache lines of shared data per section (`data`; 0 elsewhere).
+    #[serde(default)]
+    pub lines: u32,
     /// Measured window of the median run, seconds.
     pub elapsed_s: f64,
     /// Median over repeats, thousands of operations per second.
@@ -63,13 +66,14 @@ pub struct CellResult {
 
 impl CellResult {
     /// The cell's identity (everything but the lock and the measurements).
-    pub fn cell_key(&self) -> (String, usize, u32, u32, u32) {
+    pub fn cell_key(&self) -> (String, usize, u32, u32, u32, u32) {
         (
             self.workload.clone(),
             self.threads,
             self.cs_load,
             self.outside_load,
             self.read_pct,
+            self.lines,
         )
     }
 }

@@ -46,7 +46,7 @@ pub enum Cmd {
     Matrix(MatrixArgs),
     /// One A/B experiment per seed idea (S0..S4), printed as the seed's table.
     Seeds(SeedArgs),
-    /// Application-shaped workloads (file, mmap, tree) and random section lengths, against the peers.
+    /// Application-shaped workloads (file, mmap, tree, data, condvar) and random section lengths, against the peers.
     Workload(WorkloadArgs),
     /// Compare two results.json files cell by cell.
     Compare(CompareArgs),
@@ -66,6 +66,7 @@ pub fn validate(cli: &Cli) -> Result<(), clap::Error> {
     use clap::CommandFactory;
     let r = match &cli.cmd {
         Some(Cmd::Timeline(t)) => timeline::check(t),
+        Some(Cmd::Workload(w)) => workload::check(w),
         _ => Ok(()),
     };
     r.map_err(|msg| Cli::command().error(clap::error::ErrorKind::ValueValidation, msg))

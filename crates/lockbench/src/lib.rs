@@ -7,11 +7,12 @@
 //! Each module imports only modules listed before it (none imports one that imports it back):
 //!
 //! 1. [`util`] (cache padding, the pause unit), [`stats`] (histogram, usage, PRNG, bound)
-//! 2. [`locks`]: the `BenchLock` trait and the adapters (kslock's, the peers')
+//! 2. [`locks`]: the `BenchLock` trait and the adapters (kslock's, the peers'), and the
+//!    mutex + condvar pairs (`locks::condvar`)
 //! 3. [`excl`] (the exclusion checker), [`probe`] (the cross-CPU line round trip)
 //! 4. [`runner`]: the timed loop over a `Workload`
-//! 5. [`workload`]: the loop bodies (matrix, file, mmap, tree, random) and the per-lock entry
-//!    point; [`timeline`] (every step of one cell stamped), [`uncontended`] (one
+//! 5. [`workload`]: the loop bodies (matrix, file, mmap, tree, random, data, condvar) and the
+//!    per-lock entry points; [`timeline`] (every step of one cell stamped), [`uncontended`] (one
 //!    lock + unlock alone)
 //! 6. [`registry`]: lock names → adapters' runner functions
 //! 7. [`cell`] (one cell's result) → [`scoreboard`] (kslock against the best peer per family)

@@ -5,11 +5,13 @@
 //! [`crate::timeline`], [`crate::uncontended`]), which know nothing of it: an entry names an
 //! adapter type and stores each runner's function instantiated for it.
 
+use crate::locks::condvar::{BenchCondvar, PlCv, PthreadCv, StdCv};
 use crate::locks::peers::*;
 use crate::locks::BenchLock;
 use crate::runner::{CellConfig, RunOutcome};
 use crate::timeline::{Recording, TimelineCfg};
 use crate::uncontended::UncontendedFn;
+use crate::workload::condvar::Queue;
 use crate::workload::WorkSpec;
 
 /// What kind of lock a registry entry is.
@@ -33,6 +35,9 @@ impl Kind {
 /// workload happens once per cell, outside the timed loop.
 pub type RunFn = fn(&WorkSpec, &CellConfig) -> RunOutcome;
 
+/// The entry point of the condvar workload for a mutex's mutex + condvar pair.
+pub type CondvarFn = fn(&CellConfig) -> RunOutcome;
+
 /// The per-lock entry point of `lockbench timeline`.
 pub type TimelineFn = fn(&TimelineCfg) -> Result<Recording, String>;
 
@@ -49,6 +54,25 @@ pub struct LockInfo {
     pub timeline: TimelineFn,
     /// The `uncontended` command's loops for this lock.
     pub uncontended: UncontendedFn,
+    /// The condvar workload on this mutex and its library's condvar (`None`: no condvar).
+    pub condvar: Option<CondvarFn>,
+}
+
+impl LockInfo {
+    /// Runs one cell of `spec` on this lock (the condvar workload on its condvar pair).
+    pub fn run_cell(&self, spec: &WorkSpec, cfg: &CellConfig) -> RunOutcome {
+        match (spec, self.condvar) {
+            (WorkSpec::Condvar, Some(run)) => run(cfg),
+            (WorkSpec::Condvar, None) => Err(format!("{} has no condvar", self.name)),
+            _ => (self.run)(spec, cfg),
+        }
+    }
+
+    /// This entry with the condvar workload on pair `C`.
+    fn with_condvar<C: BenchCondvar<Queue>>(mut self) -> LockInfo {
+        self.condvar = Some(crate::workload::run_condvar::<C>);
+        self
+    }
 }
 
 /// The entry of adapter `L`.
@@ -61,6 +85,7 @@ fn entry<L: BenchLock>(name: &'static str, ours: bool, help: &'static str) -> Lo
         run: crate::workload::run_any::<L>,
         timeline: crate::timeline::record::<L>,
         uncontended: crate::uncontended::measure::<L>,
+        condvar: None,
     }
 }
 
@@ -74,7 +99,8 @@ fn kslock_mutexes() -> Vec<LockInfo> {
             "kslock-mutex",
             true,
             "kslock::RawMutex, default policy (OSQ SplitIdLine)",
-        ),
+        )
+        .with_condvar::<crate::locks::condvar::KsCv<Queue>>(),
         entry::<KsMutex<policy::PackedOsq>>(
             "kslock-mutex-packed-osq",
             true,
@@ -140,13 +166,15 @@ fn kslock_rwsems() -> Vec<LockInfo> {
 /// The peer locks.
 fn peers() -> Vec<LockInfo> {
     vec![
-        entry::<StdMutex>("std-mutex", false, "std::sync::Mutex (futex)"),
+        entry::<StdMutex>("std-mutex", false, "std::sync::Mutex (futex)")
+            .with_condvar::<StdCv<Queue>>(),
         entry::<StdRwLock>(
             "std-rwlock",
             false,
             "std::sync::RwLock (futex, writer-preferring)",
         ),
-        entry::<PlMutex>("parking-lot-mutex", false, "parking_lot::Mutex"),
+        entry::<PlMutex>("parking-lot-mutex", false, "parking_lot::Mutex")
+            .with_condvar::<PlCv<Queue>>(),
         entry::<PlFairMutex>(
             "parking-lot-fair-mutex",
             false,
@@ -161,7 +189,8 @@ fn peers() -> Vec<LockInfo> {
             "pthread-mutex",
             false,
             "glibc pthread_mutex_t, default type",
-        ),
+        )
+        .with_condvar::<PthreadCv<Queue>>(),
         entry::<PthreadMutex<{ PTHREAD_MUTEX_ADAPTIVE_NP }>>(
             "pthread-mutex-adaptive",
             false,
@@ -210,6 +239,15 @@ pub fn find(name: &str) -> Option<LockInfo> {
 /// The entries named in `names` that this binary has (the others are skipped).
 pub fn available(names: &[&str]) -> Vec<LockInfo> {
     names.iter().filter_map(|n| find(n)).collect()
+}
+
+/// The names of the locks with a condvar (for usage messages).
+pub fn condvar_names() -> Vec<&'static str> {
+    registry()
+        .iter()
+        .filter(|l| l.condvar.is_some())
+        .map(|l| l.name)
+        .collect()
 }
 
 /// Resolve lock names and the aliases all / mutexes / rwlocks (each lock once, in the order

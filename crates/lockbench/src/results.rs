@@ -130,6 +130,8 @@ pub struct Calibration {
     pub cs_load: u32,
     pub outside_load: u32,
     pub read_pct: u32,
+    #[serde(default)]
+    pub lines: u32,
     pub best_lock: String,
     pub kops: f64,
 }
@@ -209,6 +211,9 @@ pub struct CsvRow {
     pub line_rt_ns_min: f64,
     #[serde(default)]
     pub line_rt_ns_max: f64,
+    /// Cache lines per section (`data`; 0 elsewhere).
+    #[serde(default)]
+    pub lines: u32,
 }
 
 impl From<&CellResult> for CsvRow {
@@ -252,6 +257,7 @@ impl From<&CellResult> for CsvRow {
                 .join(";"),
             line_rt_ns_min: c.line_rt_ns_min,
             line_rt_ns_max: c.line_rt_ns_max,
+            lines: c.lines,
         }
     }
 }
@@ -305,16 +311,16 @@ fn xml_escape(s: &str) -> String {
 }
 
 /// kops/s against threads (log scale), one line per lock, one panel per
-/// (workload, critical-section load, outside load, read %) — columns are
+/// (workload, critical-section load, outside load, read %, lines) — columns are
 /// critical-section loads. kslock's lines are drawn thicker.
 pub fn to_svg(cells: &[CellResult]) -> String {
-    type PanelKey = (String, u32, u32);
+    type PanelKey = (String, u32, u32, u32);
     let mut cs_loads: Vec<u32> = cells.iter().map(|c| c.cs_load).collect();
     cs_loads.sort_unstable();
     cs_loads.dedup();
     let mut rows: Vec<PanelKey> = cells
         .iter()
-        .map(|c| (c.workload.clone(), c.read_pct, c.outside_load))
+        .map(|c| (c.workload.clone(), c.read_pct, c.outside_load, c.lines))
         .collect();
     rows.sort();
     rows.dedup();
@@ -353,7 +359,7 @@ pub fn to_svg(cells: &[CellResult]) -> String {
             xml_escape(lock)
         );
     }
-    for (ri, (wl, read_pct, outside)) in rows.iter().enumerate() {
+    for (ri, (wl, read_pct, outside, lines)) in rows.iter().enumerate() {
         for (ci, cs) in cs_loads.iter().enumerate() {
             let panel: Vec<&CellResult> = cells
                 .iter()
@@ -361,6 +367,7 @@ pub fn to_svg(cells: &[CellResult]) -> String {
                     c.workload == *wl
                         && c.read_pct == *read_pct
                         && c.outside_load == *outside
+                        && c.lines == *lines
                         && c.cs_load == *cs
                 })
                 .collect();
@@ -389,13 +396,18 @@ pub fn to_svg(cells: &[CellResult]) -> String {
             let yp = |k: f64| y0 - (y0 - y1) * k / ymax;
             let _ = writeln!(
                 s,
-                r#"<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{} · cs-load {} · read {}% · outside {}</text>"#,
+                r#"<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{} · cs-load {} · read {}% · outside {}{}</text>"#,
                 (x0 + x1) / 2.0,
                 oy + 18.0,
                 xml_escape(wl),
                 cs,
                 read_pct,
-                outside
+                outside,
+                if *lines > 0 {
+                    format!(" · lines {lines}")
+                } else {
+                    String::new()
+                }
             );
             let _ = writeln!(
                 s,

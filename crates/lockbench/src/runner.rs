@@ -43,6 +43,8 @@ pub struct CellConfig {
     pub outside_load: u32,
     /// Percentage of operations that take the lock for reading.
     pub read_pct: u32,
+    /// Cache lines of shared data each section touches (`data`; 0 elsewhere).
+    pub lines: u32,
     pub secs: f64,
     pub warmup: f64,
     /// Pin worker i to CPU i mod online CPUs.
@@ -64,11 +66,19 @@ pub struct Measurement {
     /// The cross-CPU line round trips probed before and after the run, ns ([`crate::probe`];
     /// the probes that worked).
     pub line_rt_ns: Vec<f64>,
+    /// Only reads are operations ([`Workload::UNIT_IS_READ`]).
+    pub unit_is_read: bool,
 }
 
 impl Measurement {
+    /// Operations in the window: reads and writes, or reads only for a workload whose unit is
+    /// a read ([`Workload::UNIT_IS_READ`]).
     pub fn ops(&self) -> u64 {
-        self.reads + self.writes
+        if self.unit_is_read {
+            self.reads
+        } else {
+            self.reads + self.writes
+        }
     }
     pub fn kops(&self) -> f64 {
         if self.elapsed_s > 0.0 {
@@ -126,6 +136,28 @@ pub trait Workload: Sync {
     /// count them.
     fn handovers(&self) -> Option<u64> {
         None
+    }
+    /// The workload gives each thread a role ([`Self::role`]) instead of drawing reads from
+    /// the read percentage.
+    const ROLES: bool = false;
+    /// With [`Self::ROLES`]: whether thread `tid`'s operations are reads.
+    fn role(&self, _tid: usize) -> bool {
+        false
+    }
+    /// Only reads count as the workload's unit of work (kops/s, CPU time and switches per
+    /// operation); writes are steps towards them (the condvar queue's pushes).
+    const UNIT_IS_READ: bool = false;
+    /// The workload's threads may wait inside an operation for something only other workers
+    /// do: right after the stop signal [`Self::stop`] wakes them, on a thread of its own (a
+    /// lock that never comes free then still ends in the hang report).
+    const STOP_WAKES: bool = false;
+    /// With [`Self::STOP_WAKES`]: wake every thread that waits inside an operation.
+    fn stop(&self) {}
+    /// Thread `tid`'s state at its end, after its last operation.
+    fn finish(&self, _tid: usize, _local: Self::Local) {}
+    /// After every worker has finished: `Err` if the workload's data shows a broken lock.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
     }
 }
 
@@ -255,6 +287,7 @@ fn run_workers<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
                         events: 0,
                     };
                     let mut local = w.local(tid);
+                    let role = W::ROLES && w.role(tid);
                     let (mut r, mut wr, mut i) = (0u64, 0u64, 0u64);
                     let mut measuring = false;
                     let mut u0 = Usage::default();
@@ -276,10 +309,14 @@ fn run_workers<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
                                 ctx.events = 0;
                             }
                         }
-                        let read = match read_pct {
-                            0 => false,
-                            100 => true,
-                            p => ctx.rng.below(100) < p,
+                        let read = if W::ROLES {
+                            role
+                        } else {
+                            match read_pct {
+                                0 => false,
+                                100 => true,
+                                p => ctx.rng.below(100) < p,
+                            }
                         };
                         ctx.sample = measuring && i % 64 == 0;
                         i += 1;
@@ -302,6 +339,7 @@ fn run_workers<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
                     } else {
                         Usage::default()
                     };
+                    w.finish(tid, local);
                     WorkerOut {
                         hist: ctx.hist,
                         usage,
@@ -335,12 +373,16 @@ fn run_workers<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         let e1 = lock_events();
         let h1 = w.handovers().filter(|_| COUNT_HANDOVERS);
         phase.store(STOP, Relaxed);
+        let stopper = W::STOP_WAKES.then(|| s.spawn(|| w.stop()));
         let deadline = Instant::now() + stop_grace(n);
         while finished.load(Relaxed) < n {
             if Instant::now() > deadline {
                 abort_hung(n - finished.load(Relaxed), n, cfg);
             }
             std::thread::sleep(Duration::from_millis(5));
+        }
+        if let Some(h) = stopper {
+            let _ = h.join();
         }
 
         let mut m = Measurement {
@@ -390,6 +432,8 @@ fn run_workers<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         if let Some(e) = first_error.lock().unwrap().take() {
             return Err(e);
         }
+        w.check()?;
+        m.unit_is_read = W::UNIT_IS_READ;
         m.wait = hist.summary();
         if let Some(name) = W::EVENT {
             m.events.insert(name.to_string(), events);

@@ -1,6 +1,13 @@
 //! Running a plan of cells ([`Group`]s) into one report, with the bounds and the scoreboard
 //! kept current after every cell.
 //!
+//! # Pacing
+//!
+//! A session may run against a deadline ([`Pace`]): before each cell config it sizes the runs'
+//! windows from the time left, less the modelled overhead of the runs still to do (scaled by
+//! how far the observed overhead of the runs done was from the model), so a slow machine
+//! shortens the windows instead of dropping repeats or overrunning.
+//!
 //! # Interleaved repeats
 //!
 //! A cell config (workload, threads, loads, read mix) is measured `repeat` times for every
@@ -12,6 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::time::Instant;
 
 use crate::cell::CellResult;
 use crate::registry::LockInfo;
@@ -30,15 +38,68 @@ pub struct Group {
     pub cs_loads: Vec<u32>,
     pub outside_loads: Vec<u32>,
     pub read_pcts: Vec<u32>,
+    /// Cache lines per section (`data`; `[0]` for the other workloads).
+    pub lines: Vec<u32>,
+    /// Calibrate the bound with 1-thread runs where `threads` has no 1 (false: no bound).
+    pub calibrate: bool,
 }
 
 impl Group {
-    pub fn cells(&self) -> usize {
-        self.locks.len()
-            * self.threads.len()
+    /// A group with no lines dimension that calibrates its bound.
+    pub fn new(
+        spec: WorkSpec,
+        locks: Vec<LockInfo>,
+        threads: Vec<usize>,
+        cs_loads: Vec<u32>,
+        outside_loads: Vec<u32>,
+        read_pcts: Vec<u32>,
+    ) -> Group {
+        Group {
+            spec,
+            locks,
+            threads,
+            cs_loads,
+            outside_loads,
+            read_pcts,
+            lines: vec![0],
+            calibrate: true,
+        }
+    }
+
+    /// Cell configs per lock (every dimension but the locks).
+    pub fn configs(&self) -> usize {
+        self.threads.len()
             * self.cs_loads.len()
             * self.outside_loads.len()
             * self.read_pcts.len()
+            * self.lines.len()
+    }
+
+    /// Cells: locks × configs.
+    pub fn cells(&self) -> usize {
+        self.locks.len() * self.configs()
+    }
+
+    /// Does this group run 1-thread calibrations?
+    fn calibrates(&self) -> bool {
+        self.calibrate && !self.threads.contains(&1)
+    }
+
+    /// Runs of `repeat` interleaved repeats, their modelled overhead ([`run_overhead_s`]),
+    /// and the calibration runs.
+    pub fn cost(&self, repeat: usize) -> (usize, f64, usize) {
+        let per_thread_count = self.cells() / self.threads.len().max(1) * repeat.max(1);
+        let overhead = self
+            .threads
+            .iter()
+            .map(|&n| per_thread_count as f64 * run_overhead_s(n))
+            .sum();
+        let calib = if self.calibrates() {
+            self.cells() / self.threads.len().max(1)
+        } else {
+            0
+        };
+        (self.cells() * repeat.max(1), overhead, calib)
     }
 }
 
@@ -61,8 +122,76 @@ pub fn run_overhead_s(threads: usize) -> f64 {
 /// Calibration runs are shorter than cells: they only set the scale.
 const CALIB_SECS: f64 = 0.25;
 const CALIB_WARMUP: f64 = 0.05;
+/// A paced session's calibration runs (measured window, warm-up).
+pub const PACED_CALIB: (f64, f64) = (0.1, 0.02);
+/// A paced run's shortest and longest measured window, seconds.
+const PACED_SECS: (f64, f64) = (0.05, 5.0);
 
-type CalibKey = (String, u32, u32, u32);
+/// Workload, cs load, outside load, read percentage, lines.
+type CalibKey = (String, u32, u32, u32, u32);
+
+/// A deadline for the rest of a session (module doc, "Pacing").
+#[derive(Clone, Debug)]
+pub struct Pace {
+    end: Instant,
+    runs_left: usize,
+    /// Modelled overhead of the runs left ([`run_overhead_s`]), seconds.
+    overhead_left: f64,
+    /// Calibration runs left (each [`PACED_CALIB`] plus its overhead).
+    calib_left: usize,
+    /// Observed and modelled overhead of the runs done, seconds.
+    seen: f64,
+    modelled: f64,
+}
+
+impl Pace {
+    /// `groups` (at `repeat` repeats) are to end by `end`.
+    pub fn new(end: Instant, groups: &[Group], repeat: usize) -> Pace {
+        let (mut runs, mut overhead, mut calib) = (0, 0.0, 0);
+        for g in groups {
+            let (r, o, c) = g.cost(repeat);
+            runs += r;
+            overhead += o;
+            calib += c;
+        }
+        Pace {
+            end,
+            runs_left: runs,
+            overhead_left: overhead,
+            calib_left: calib,
+            seen: 0.0,
+            modelled: 0.0,
+        }
+    }
+
+    /// Observed ÷ modelled overhead so far (1 before any run; kept within 0.5–3).
+    fn ratio(&self) -> f64 {
+        if self.modelled > 0.0 {
+            (self.seen / self.modelled).clamp(0.5, 3.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// One run's (measured window, warm-up) from the time left.
+    pub fn timing(&self, now: Instant) -> (f64, f64) {
+        let left = self.end.saturating_duration_since(now).as_secs_f64();
+        let calib = self.calib_left as f64 * (PACED_CALIB.0 + PACED_CALIB.1 + run_overhead_s(1));
+        let per = (left - calib - self.overhead_left * self.ratio()) / self.runs_left.max(1) as f64;
+        let warmup = (per * 0.2).clamp(0.0, 0.15);
+        ((per - warmup).clamp(PACED_SECS.0, PACED_SECS.1), warmup)
+    }
+
+    /// A run of `threads` threads took `wall` seconds for a `window` of warm-up and measured
+    /// time.
+    fn done(&mut self, threads: usize, wall: f64, window: f64) {
+        let model = run_overhead_s(threads);
+        self.runs_left = self.runs_left.saturating_sub(1);
+        self.overhead_left = (self.overhead_left - model).max(0.0);
+        self.modelled += model;
+        self.seen += (wall - window).max(0.0);
+    }
+}
 
 /// Runs groups of cells into one report, rewriting the exports after each.
 pub struct Session {
@@ -74,6 +203,8 @@ pub struct Session {
     total: usize,
     done: usize,
     cpus: usize,
+    /// The deadline, if the session is paced.
+    pub pace: Option<Pace>,
 }
 
 impl Session {
@@ -87,6 +218,7 @@ impl Session {
             total: total_runs,
             done: 0,
             cpus: online_cpus(),
+            pace: None,
         }
     }
 
@@ -95,20 +227,10 @@ impl Session {
         groups
             .iter()
             .map(|g| {
-                let per_lock_config = g.cells() / g.threads.len().max(1);
-                let mut s: f64 = g
-                    .threads
-                    .iter()
-                    .map(|&n| {
-                        per_lock_config as f64
-                            * (t.secs + t.warmup + run_overhead_s(n))
-                            * t.repeat.max(1) as f64
-                    })
-                    .sum();
-                if !g.threads.contains(&1) {
-                    s += per_lock_config as f64 * (CALIB_SECS + CALIB_WARMUP);
-                }
-                s
+                let (runs, overhead, calib) = g.cost(t.repeat);
+                runs as f64 * (t.secs + t.warmup)
+                    + overhead
+                    + calib as f64 * (CALIB_SECS + CALIB_WARMUP)
             })
             .sum()
     }
@@ -127,31 +249,38 @@ impl Session {
         for &cs in &g.cs_loads {
             for &outside in &g.outside_loads {
                 for &read_pct in &g.read_pcts {
-                    let key = (g.spec.name().to_string(), cs, outside, read_pct);
-                    if threads.first() != Some(&1) && !self.best1.contains_key(&key) {
-                        self.calibrate(g, &key, t)?;
-                    }
-                    for &n in &threads {
-                        let cfg = CellConfig {
-                            threads: n,
-                            cs_load: cs,
-                            outside_load: outside,
-                            read_pct,
-                            secs: t.secs,
-                            warmup: t.warmup,
-                            pin: t.pin,
-                        };
-                        let runs = self.run_interleaved(g, &cfg, t.repeat)?;
-                        for (lock, runs) in g.locks.iter().zip(runs) {
-                            let cell = cell_from_runs(g.spec, lock, &cfg, &runs);
-                            if n == 1 {
-                                self.offer_best(&key, cell.kops, lock.name);
-                            }
-                            self.report.cells.push(cell);
+                    for &lines in &g.lines {
+                        let key = (g.spec.name().to_string(), cs, outside, read_pct, lines);
+                        if g.calibrates() && !self.best1.contains_key(&key) {
+                            self.calibrate(g, &key, t)?;
                         }
-                        self.apply_bounds();
-                        self.report.update_scoreboard();
-                        self.sink.write(&self.report)?;
+                        for &n in &threads {
+                            let (secs, warmup) = match &self.pace {
+                                Some(p) => p.timing(Instant::now()),
+                                None => (t.secs, t.warmup),
+                            };
+                            let cfg = CellConfig {
+                                threads: n,
+                                cs_load: cs,
+                                outside_load: outside,
+                                read_pct,
+                                lines,
+                                secs,
+                                warmup,
+                                pin: t.pin,
+                            };
+                            let runs = self.run_interleaved(g, &cfg, t.repeat)?;
+                            for (lock, runs) in g.locks.iter().zip(runs) {
+                                let cell = cell_from_runs(g.spec, lock, &cfg, &runs);
+                                if n == 1 {
+                                    self.offer_best(&key, cell.kops, lock.name);
+                                }
+                                self.report.cells.push(cell);
+                            }
+                            self.apply_bounds();
+                            self.report.update_scoreboard();
+                            self.sink.write(&self.report)?;
+                        }
                     }
                 }
             }
@@ -186,7 +315,8 @@ impl Session {
         cfg: &CellConfig,
     ) -> Result<Measurement, String> {
         self.done += 1;
-        let m = (lock.run)(&spec, cfg).map_err(|e| {
+        let start = Instant::now();
+        let m = lock.run_cell(&spec, cfg).map_err(|e| {
             format!(
                 "{} with {} threads, cs-load {}, read {}% ({}): {e}",
                 lock.name,
@@ -208,6 +338,13 @@ impl Session {
             cfg.read_pct,
             fmt_kops(m.kops())
         ));
+        if let Some(p) = &mut self.pace {
+            p.done(
+                cfg.threads,
+                start.elapsed().as_secs_f64(),
+                cfg.secs + cfg.warmup,
+            );
+        }
         Ok(m)
     }
 
@@ -222,19 +359,30 @@ impl Session {
     }
 
     fn calibrate(&mut self, g: &Group, key: &CalibKey, t: &Timing) -> Result<(), String> {
+        let (secs, warmup) = if self.pace.is_some() {
+            PACED_CALIB
+        } else {
+            (CALIB_SECS.min(t.secs.max(0.05)), CALIB_WARMUP.min(t.warmup))
+        };
         for lock in &g.locks {
             let cfg = CellConfig {
                 threads: 1,
                 cs_load: key.1,
                 outside_load: key.2,
                 read_pct: key.3,
-                secs: CALIB_SECS.min(t.secs.max(0.05)),
-                warmup: CALIB_WARMUP.min(t.warmup),
+                lines: key.4,
+                secs,
+                warmup,
                 pin: t.pin,
             };
             self.note(&format!("calibrating {} 1 thread {:?}", lock.name, key));
-            let m = (lock.run)(&g.spec, &cfg).map_err(|e| format!("{}: {e}", lock.name))?;
+            let m = lock
+                .run_cell(&g.spec, &cfg)
+                .map_err(|e| format!("{}: {e}", lock.name))?;
             self.offer_best(key, m.kops(), lock.name);
+            if let Some(p) = &mut self.pace {
+                p.calib_left = p.calib_left.saturating_sub(1);
+            }
         }
         let (kops, best_lock) = self.best1[key].clone();
         self.report.calibration.push(Calibration {
@@ -242,6 +390,7 @@ impl Session {
             cs_load: key.1,
             outside_load: key.2,
             read_pct: key.3,
+            lines: key.4,
             best_lock,
             kops,
         });
@@ -252,7 +401,13 @@ impl Session {
     /// single-thread bests (a better 1-thread result raises earlier bounds).
     fn apply_bounds(&mut self) {
         for c in &mut self.report.cells {
-            let key = (c.workload.clone(), c.cs_load, c.outside_load, c.read_pct);
+            let key = (
+                c.workload.clone(),
+                c.cs_load,
+                c.outside_load,
+                c.read_pct,
+                c.lines,
+            );
             if let Some((best, _)) = self.best1.get(&key) {
                 c.bound_kops = bound_kops(*best, c.read_pct, c.threads, self.cpus);
                 c.efficiency = if c.bound_kops > 0.0 {
@@ -318,6 +473,7 @@ pub fn cell_from(
         cs_load: cfg.cs_load,
         outside_load: cfg.outside_load,
         read_pct: cfg.read_pct,
+        lines: cfg.lines,
         elapsed_s: m.elapsed_s,
         kops,
         kops_min: runs.iter().copied().fold(f64::INFINITY, f64::min),

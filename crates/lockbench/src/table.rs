@@ -44,17 +44,28 @@ pub fn vs_best_peer(cells: &[CellResult], c: &CellResult) -> Option<f64> {
 
 /// The human table: one block per cell config, rows per thread count × lock.
 pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result<()> {
-    let mut groups: Vec<(String, u32, u32, u32)> = Vec::new();
+    let mut groups: Vec<(String, u32, u32, u32, u32)> = Vec::new();
     for c in cells {
-        let k = (c.workload.clone(), c.cs_load, c.outside_load, c.read_pct);
+        let k = (
+            c.workload.clone(),
+            c.cs_load,
+            c.outside_load,
+            c.read_pct,
+            c.lines,
+        );
         if !groups.contains(&k) {
             groups.push(k);
         }
     }
-    for (wl, cs, outside, read) in groups {
+    for (wl, cs, outside, read, lines) in groups {
+        let lines_txt = if lines > 0 {
+            format!(", lines {lines}")
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "\n== {wl}: cs-load {cs}, outside-load {outside}, read {read}% =="
+            "\n== {wl}: cs-load {cs}, outside-load {outside}, read {read}%{lines_txt} =="
         )?;
         writeln!(
             out,
@@ -80,6 +91,7 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
                     && c.cs_load == cs
                     && c.outside_load == outside
                     && c.read_pct == read
+                    && c.lines == lines
             })
             .collect();
         block.sort_by_key(|c| c.threads);
@@ -106,12 +118,17 @@ pub fn write_table(out: &mut dyn Write, cells: &[CellResult]) -> std::io::Result
             }
             writeln!(
                 out,
-                "{:>4}  {:<38} {:>9} {:>17} {:>5.2} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0} {:>5.2} {:>9}{}{}",
+                "{:>4}  {:<38} {:>9} {:>17} {:>5} {:>7}  {:>22}  {:>25}  {:>7.2} {:>7.2} {:>7.0} {:>5.2} {:>9}{}{}",
                 c.threads,
                 name,
                 fmt_kops(c.kops),
                 format!("({}-{})", fmt_kops(c.kops_min), fmt_kops(c.kops_max)),
-                c.efficiency,
+                // (No bound: the group ran no calibration, e.g. the condvar queue.)
+                if c.bound_kops > 0.0 {
+                    format!("{:.2}", c.efficiency)
+                } else {
+                    "-".into()
+                },
                 vs,
                 format!(
                     "{}/{:.0}/{}",

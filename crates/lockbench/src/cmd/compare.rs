@@ -23,7 +23,7 @@ pub struct CompareArgs {
     pub threshold: f64,
 }
 
-type Key = (String, String, usize, u32, u32, u32);
+type Key = (String, String, usize, u32, u32, u32, u32);
 
 fn key(c: &CellResult) -> Key {
     (
@@ -33,6 +33,7 @@ fn key(c: &CellResult) -> Key {
         c.cs_load,
         c.outside_load,
         c.read_pct,
+        c.lines,
     )
 }
 
@@ -163,7 +164,13 @@ pub fn write(
     )?;
     let lim = 1.0 + threshold / 100.0;
     for r in &rows {
-        let (w, l, t, cs, o, rd) = &r.key;
+        let (w, l, t, cs, o, rd, lines) = &r.key;
+        // (`data` cells: the workload and its lines, "data/32".)
+        let w = if *lines > 0 {
+            format!("{w}/{lines}")
+        } else {
+            w.clone()
+        };
         let ratio = r.ratio();
         let mark = if ratio > lim {
             "  +"

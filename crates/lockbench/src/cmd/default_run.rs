@@ -36,32 +36,32 @@ pub fn default_plan(budget: f64) -> (Vec<Group>, Timing) {
     let threads = vec![1, 2, 8, 32, 96];
     let cs = vec![1, 20, 100];
     let groups = vec![
-        Group {
-            spec: WorkSpec::Matrix,
-            locks: available(&[
+        Group::new(
+            WorkSpec::Matrix,
+            available(&[
                 "kslock-mutex",
                 "std-mutex",
                 "parking-lot-mutex",
                 "pthread-mutex",
             ]),
-            threads: threads.clone(),
-            cs_loads: cs.clone(),
-            outside_loads: vec![0],
-            read_pcts: vec![0],
-        },
-        Group {
-            spec: WorkSpec::Matrix,
-            locks: available(&[
+            threads.clone(),
+            cs.clone(),
+            vec![0],
+            vec![0],
+        ),
+        Group::new(
+            WorkSpec::Matrix,
+            available(&[
                 "kslock-rwsem",
                 "std-rwlock",
                 "parking-lot-rwlock",
                 "pthread-rwlock",
             ]),
             threads,
-            cs_loads: cs,
-            outside_loads: vec![0],
-            read_pcts: vec![50, 90],
-        },
+            cs,
+            vec![0],
+            vec![50, 90],
+        ),
     ];
     // Every run: a warm-up of a fifth of the run (at most 150 ms), the measured window, and
     // the thread start/join overhead; DEFAULT_REPEATS interleaved repeats per cell.

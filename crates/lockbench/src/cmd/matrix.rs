@@ -66,14 +66,14 @@ fn print_report(s: &Session, format: Format, out: &mut dyn Write) -> Result<(), 
 
 /// `lockbench matrix`.
 pub fn run(m: &MatrixArgs, out: &mut dyn Write) -> Result<(), String> {
-    let g = Group {
-        spec: WorkSpec::Matrix,
-        locks: registry::resolve(&m.locks),
-        threads: m.threads.0.clone(),
-        cs_loads: m.cs_load.clone(),
-        outside_loads: m.outside_load.clone(),
-        read_pcts: m.read_pct.clone(),
-    };
+    let g = Group::new(
+        WorkSpec::Matrix,
+        registry::resolve(&m.locks),
+        m.threads.0.clone(),
+        m.cs_load.clone(),
+        m.outside_load.clone(),
+        m.read_pct.clone(),
+    );
     let t = m.run.timing(1.0, 0.2);
     run_groups("matrix", &[g], &t, m.run.out.clone(), m.run.format, out).map(|_| ())
 }

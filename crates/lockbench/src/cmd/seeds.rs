@@ -85,14 +85,14 @@ struct Seed {
 }
 
 fn group(spec: WorkSpec, locks: &[&str], threads: &[usize], cs: &[u32], read: u32) -> Group {
-    Group {
+    Group::new(
         spec,
-        locks: registry::available(locks),
-        threads: threads.to_vec(),
-        cs_loads: cs.to_vec(),
-        outside_loads: vec![0],
-        read_pcts: vec![read],
-    }
+        registry::available(locks),
+        threads.to_vec(),
+        cs.to_vec(),
+        vec![0],
+        vec![read],
+    )
 }
 
 fn kops(c: &CellResult) -> String {

@@ -13,6 +13,7 @@ use std::cell::UnsafeCell;
 
 use crate::util::CachePadded;
 
+pub mod condvar;
 pub mod peers;
 
 #[cfg(feature = "kslock")]

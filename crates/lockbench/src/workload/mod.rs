@@ -29,13 +29,22 @@
 //!   made before the lock is taken, so it is not part of the critical
 //!   section. A lock tuned to one fixed section length meets every length
 //!   here.
+//! * `data` — each section reads (reader) or read-modify-writes (writer)
+//!   `--lines` random cache lines of a 4096-line table behind the lock, and
+//!   checks an invariant in each line ([`data`]): the data moves with the lock.
+//! * `condvar` — a bounded work queue under a mutex with "not empty" and "not
+//!   full" condvars; producers push, consumers pop and work `--outside-load`
+//!   pauses per item; every item must come out exactly once ([`condvar`]).
 //!
 //! For the other workloads `--cs-load` adds that many pauses inside every
 //! critical section on top of the workload's own work.
 
+use crate::locks::condvar::BenchCondvar;
 use crate::locks::BenchLock;
 use crate::runner::{run, CellConfig, RunOutcome};
 
+pub mod condvar;
+pub mod data;
 pub mod file;
 pub mod matrix;
 pub mod mmap;
@@ -56,6 +65,10 @@ pub enum WorkSpec {
     Tree { spin: bool },
     /// the matrix loop with random (geometric) critical-section and outside lengths.
     Random,
+    /// sections that read or write `lines` cache lines of shared data.
+    Data,
+    /// a bounded work queue: a mutex and two condvars ([`run_condvar`]).
+    Condvar,
 }
 
 impl WorkSpec {
@@ -67,6 +80,8 @@ impl WorkSpec {
             WorkSpec::Tree { spin: true } => "tree",
             WorkSpec::Tree { spin: false } => "tree-nospin",
             WorkSpec::Random => "random",
+            WorkSpec::Data => "data",
+            WorkSpec::Condvar => "condvar",
         }
     }
 }
@@ -80,7 +95,18 @@ pub fn run_any<L: BenchLock>(spec: &WorkSpec, cfg: &CellConfig) -> RunOutcome {
         WorkSpec::Tree { spin: true } => run(&tree::TreeWl::<L, true>::new(cfg.cs_load), cfg),
         WorkSpec::Tree { spin: false } => run(&tree::TreeWl::<L, false>::new(cfg.cs_load), cfg),
         WorkSpec::Random => run(&random::RandomWl::<L>::new(cfg.cs_load), cfg),
+        WorkSpec::Data => run(&data::DataWl::<L>::new(cfg.lines, cfg.cs_load), cfg),
+        WorkSpec::Condvar => Err(
+            "the condvar workload runs on a mutex + condvar pair, not on a \
+                                  lock alone (run_condvar)"
+                .into(),
+        ),
     }
+}
+
+/// The condvar workload's entry point, per mutex + condvar pair.
+pub fn run_condvar<C: BenchCondvar<condvar::Queue>>(cfg: &CellConfig) -> RunOutcome {
+    run(&condvar::CondvarWl::<C>::new(cfg.cs_load), cfg)
 }
 
 /// Default `--cs-load` of each workload.
@@ -97,6 +123,22 @@ pub fn default_read_pct(name: &str) -> u32 {
         "file" => 50,
         "mmap" => 90,
         _ => 0,
+    }
+}
+
+/// Default `--outside-load` of each workload (condvar: a consumer's work per item).
+pub fn default_outside_load(name: &str) -> Vec<u32> {
+    match name {
+        "condvar" => vec![200],
+        _ => vec![0],
+    }
+}
+
+/// Default `--lines` of each workload (0: the workload touches no shared data lines).
+pub fn default_lines(name: &str) -> Vec<u32> {
+    match name {
+        "data" => vec![4, 32],
+        _ => vec![0],
     }
 }
 
@@ -128,6 +170,7 @@ mod tests {
             cs_load: 50,
             outside_load: 0,
             read_pct: 50,
+            lines: 0,
             secs: 0.3,
             warmup: 0.0,
             pin: false,
@@ -162,6 +205,7 @@ mod tests {
             cs_load: 1,
             outside_load: 0,
             read_pct: 0,
+            lines: 0,
             secs: 5.0,
             warmup: 5.0,
             pin: false,
@@ -179,6 +223,7 @@ mod tests {
             cs_load: 1,
             outside_load: 0,
             read_pct: 0,
+            lines: 0,
             secs: 0.1,
             warmup: 0.05,
             pin: false,
@@ -193,5 +238,55 @@ mod tests {
         } else {
             assert_eq!(h, None, "{:?}", m.events);
         }
+    }
+
+    #[test]
+    fn a_broken_lock_fails_the_data_workload() {
+        let cfg = CellConfig {
+            threads: 4,
+            cs_load: 0,
+            outside_load: 0,
+            read_pct: 50,
+            lines: 32,
+            secs: 0.3,
+            warmup: 0.0,
+            pin: false,
+        };
+        let e = run_any::<NoLock>(&WorkSpec::Data, &cfg).unwrap_err();
+        assert!(
+            e.contains("mutual exclusion violated") || e.contains("torn"),
+            "{e}"
+        );
+        let m = run_any::<crate::locks::peers::PlRwLock>(&WorkSpec::Data, &cfg).unwrap();
+        assert!(m.reads > 0 && m.writes > 0, "{m:?}");
+    }
+
+    #[test]
+    fn the_condvar_queue_counts_items_and_stops_its_waiters() {
+        use crate::locks::condvar::{PthreadCv, StdCv};
+        let cfg = CellConfig {
+            threads: 5,
+            cs_load: 0,
+            outside_load: 50,
+            read_pct: 0,
+            lines: 0,
+            secs: 0.1,
+            warmup: 0.02,
+            pin: false,
+        };
+        // 3 producers and 2 consumers that work on each item: the queue is full, the producers
+        // wait on it at the stop.
+        let m = run_condvar::<StdCv<condvar::Queue>>(&cfg).unwrap();
+        assert!(m.reads > 0 && m.writes > 0, "{m:?}");
+        assert_eq!(m.ops(), m.reads, "an item is counted at its pop");
+        assert_eq!(m.per_thread.len(), 5);
+        // 2 and 2 and no work: either side may be waiting at the stop.
+        let m = run_condvar::<PthreadCv<condvar::Queue>>(&CellConfig {
+            threads: 4,
+            outside_load: 0,
+            ..cfg
+        })
+        .unwrap();
+        assert!(m.reads > 0, "{m:?}");
     }
 }
