@@ -5,13 +5,13 @@ use std::io::Write;
 use clap::{Parser, Subcommand};
 
 use crate::cmd::compare::CompareArgs;
-use crate::cmd::default_run::DefaultArgs;
 use crate::cmd::matrix::MatrixArgs;
 use crate::cmd::seeds::SeedArgs;
+use crate::cmd::suite::SuiteArgs;
 use crate::cmd::timeline::TimelineArgs;
 use crate::cmd::uncontended::UncontendedArgs;
 use crate::cmd::workload::WorkloadArgs;
-use crate::cmd::{compare, default_run, matrix, seeds, timeline, uncontended, workload};
+use crate::cmd::{compare, matrix, seeds, suite, timeline, uncontended, workload};
 
 const AFTER_HELP: &str = "\
 Thread lists: comma-separated counts and ranges; A..B doubles from A and ends at B
@@ -27,16 +27,17 @@ writes serialise. efficiency = kops/s ÷ bound. (Outside load also runs in
 parallel, so with --outside-load the efficiency can exceed 1.)";
 
 /// Lock benchmark: kslock against std, parking_lot, glibc pthread and a
-/// spinlock. With no subcommand, runs the default mutex + rwsem matrix
-/// (about 5 minutes: 3 interleaved repeats per cell), prints the table and the
-/// scoreboard, and writes results/{UTC time}/{results.json,results.csv,plot.svg}.
+/// spinlock. With no subcommand, runs the suite: eleven families (mutex, rwsem at 50/90/99%
+/// reads, file, mmap, tree, random, data, condvar), 3 interleaved repeats per cell, paced to
+/// --budget seconds (about 6 minutes on 2 CPUs); prints the tables, one scoreboard per family
+/// and the overall line, and writes results/{UTC time}/{results.json,results.csv,plot.svg}.
 #[derive(Parser, Debug)]
 #[command(name = "lockbench", version, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
     #[command(flatten)]
-    pub default: DefaultArgs,
+    pub default: SuiteArgs,
 }
 
 /// The subcommands.
@@ -75,7 +76,7 @@ pub fn validate(cli: &Cli) -> Result<(), clap::Error> {
 /// Execute a parsed command line. Errors are for the user (exit 1).
 pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), String> {
     match cli.cmd {
-        None => default_run::run(&cli.default, out),
+        None => suite::run(&cli.default, out),
         Some(Cmd::Matrix(m)) => matrix::run(&m, out),
         Some(Cmd::Workload(w)) => workload::run(&w, out),
         Some(Cmd::Seeds(s)) => seeds::run(&s, out),

@@ -121,6 +121,9 @@ pub struct Report {
     /// kslock against the best peer, per lock family (rebuilt from `cells` on every write).
     #[serde(default)]
     pub scoreboard: Scoreboard,
+    /// The run's wall time, seconds (0: not recorded, or the run was cut short).
+    #[serde(default)]
+    pub wall_s: f64,
 }
 
 /// Best single-thread throughput of one cell config.
@@ -147,6 +150,7 @@ impl Report {
             calibration: Vec::new(),
             repeats: 1,
             scoreboard: Default::default(),
+            wall_s: 0.0,
         }
     }
 

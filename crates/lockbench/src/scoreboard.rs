@@ -1,7 +1,7 @@
 //! The scoreboard: how kslock's locks compare with the best peer, per lock family.
 //!
-//! A *family* is one kslock lock in one workload at one read mix (the default run has three:
-//! the mutex at 0% reads, the rwsem at 50% and at 90%). For every cell of the family with at
+//! A *family* is one kslock lock in one workload at one read mix, named for what it measures
+//! ([`family_name`]: `mutex`, `rwsem-90`, `tree`, `data-mutex`, `condvar`, …). For every cell of the family with at
 //! least 2 threads and a peer, the *best peer* is the peer with the highest kops/s in that
 //! cell (same run, median of the interleaved repeats), and the cell's score is
 //! kslock kops/s ÷ best peer kops/s. The scoreboard reports, per family:
@@ -22,6 +22,9 @@
 //! * the cross-CPU line round trips probed around the family's runs ([`crate::probe`]), and the
 //!   cells whose kslock and best-peer runs saw round trips at least [`PHASE_APART`]× apart: on
 //!   a VM whose vCPUs move between near and far placements, their ratio mixes two machines.
+//!
+//! The *overall* figure of a run is the geometric mean over its families of each family's
+//! geometric mean at threads ≥ 8: every family weighs the same, however many cells it has.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -54,6 +57,9 @@ pub struct ScoreCell {
     pub threads: usize,
     pub cs_load: u32,
     pub outside_load: u32,
+    /// Cache lines per section (`data`; 0 elsewhere).
+    #[serde(default)]
+    pub lines: u32,
     pub kops: f64,
     pub best_peer: String,
     pub peer_kops: f64,
@@ -86,6 +92,9 @@ fn nan() -> f64 {
 /// One family's summary (module doc).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Family {
+    /// What the family measures ([`family_name`]).
+    #[serde(default)]
+    pub name: String,
     pub workload: String,
     pub read_pct: u32,
     pub lock: String,
@@ -129,6 +138,27 @@ pub struct Family {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scoreboard {
     pub families: Vec<Family>,
+    /// The geometric mean over the families of their `geomean_8` (module doc; `None`: no
+    /// family has cells at 8 threads or more).
+    #[serde(default)]
+    pub overall_8: Option<f64>,
+}
+
+/// A family's name: the matrix loop's families by lock kind and read mix (`mutex`,
+/// `rwsem-50`), the others by workload, with the kind where the workload runs both (`data`) or
+/// not the kind it was made for (`tree` on an rwlock: `tree-rwsem-0`).
+pub fn family_name(workload: &str, kind: &str, read_pct: u32) -> String {
+    let rw = kind == "rwlock";
+    match (workload, rw) {
+        ("matrix", false) => "mutex".into(),
+        ("matrix", true) => format!("rwsem-{read_pct}"),
+        ("data", false) => "data-mutex".into(),
+        ("data", true) => format!("data-rwsem-{read_pct}"),
+        ("file" | "mmap", true) => workload.into(),
+        ("file" | "mmap", false) => format!("{workload}-mutex"),
+        (_, false) => workload.into(),
+        (_, true) => format!("{workload}-rwsem-{read_pct}"),
+    }
 }
 
 /// Geometric mean of the finite positive values (NaN if none).
@@ -146,25 +176,54 @@ pub fn geomean(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 impl Scoreboard {
-    /// Builds the scoreboard of `cells` (any run; families without a peer are skipped).
+    /// Builds the scoreboard of `cells` (any run; families without a peer are skipped), the
+    /// families in the order their first cell ran.
     pub fn of(cells: &[CellResult]) -> Scoreboard {
-        let keys: BTreeSet<(String, String, u32, String)> = cells
-            .iter()
-            .filter(|c| c.ours)
-            .map(|c| {
-                (
-                    c.workload.clone(),
-                    c.kind.clone(),
-                    c.read_pct,
-                    c.lock.clone(),
-                )
-            })
-            .collect();
-        let families = keys
+        let mut keys: Vec<(String, String, u32, String)> = Vec::new();
+        for c in cells.iter().filter(|c| c.ours) {
+            let k = (
+                c.workload.clone(),
+                c.kind.clone(),
+                c.read_pct,
+                c.lock.clone(),
+            );
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        let families: Vec<Family> = keys
             .into_iter()
             .filter_map(|(w, kind, read, lock)| family(cells, &w, &kind, read, &lock))
             .collect();
-        Scoreboard { families }
+        let overall_8 =
+            Some(geomean(families.iter().map(|f| f.geomean_8))).filter(|x| x.is_finite());
+        Scoreboard {
+            families,
+            overall_8,
+        }
+    }
+
+    /// The overall line (module doc), or nothing for fewer than two families.
+    pub fn overall_text(&self) -> String {
+        let n = self
+            .families
+            .iter()
+            .filter(|f| f.geomean_8.is_finite())
+            .count();
+        if n < 2 {
+            return String::new();
+        }
+        let each: Vec<String> = self
+            .families
+            .iter()
+            .map(|f| format!("{} {:.2}x", f.name, f.geomean_8))
+            .collect();
+        format!(
+            "\noverall: {:.2}x, the geometric mean over {n} families of each family's geo-mean at \
+             threads ≥ 8 ({})\n",
+            self.overall_8.unwrap_or(f64::NAN),
+            each.join(", ")
+        )
     }
 
     /// The human summary printed after the table.
@@ -181,7 +240,8 @@ impl Scoreboard {
         for f in &self.families {
             let _ = writeln!(
                 s,
-                "\n{} ({}, {}% reads) vs {}",
+                "\n{}: {} ({}, {}% reads) vs {}",
+                f.name,
                 f.lock,
                 f.workload,
                 f.read_pct,
@@ -190,10 +250,10 @@ impl Scoreboard {
             let mut threads: Vec<usize> = f.cells.iter().map(|c| c.threads).collect();
             threads.sort_unstable();
             threads.dedup();
-            let mut rows: Vec<(u32, u32)> = f
+            let mut rows: Vec<(u32, u32, u32)> = f
                 .cells
                 .iter()
-                .map(|c| (c.cs_load, c.outside_load))
+                .map(|c| (c.lines, c.cs_load, c.outside_load))
                 .collect();
             rows.sort_unstable();
             rows.dedup();
@@ -202,13 +262,23 @@ impl Scoreboard {
                 let _ = write!(s, " {t:>8}");
             }
             let _ = writeln!(s);
-            for (cs, out) in &rows {
-                let _ = write!(s, "  {:<14}", format!("{cs}/{out}"));
+            for (lines, cs, out) in &rows {
+                let label = if *lines > 0 {
+                    format!("{cs}/{out} {lines} lines")
+                } else {
+                    format!("{cs}/{out}")
+                };
+                let _ = write!(s, "  {label:<14}");
                 for t in &threads {
                     let v = f
                         .cells
                         .iter()
-                        .find(|c| c.threads == *t && c.cs_load == *cs && c.outside_load == *out)
+                        .find(|c| {
+                            c.threads == *t
+                                && c.cs_load == *cs
+                                && c.outside_load == *out
+                                && c.lines == *lines
+                        })
                         .map_or("-".to_string(), |c| {
                             format!("{:.2}x{}", c.score, if c.starved { "!" } else { "" })
                         });
@@ -217,8 +287,13 @@ impl Scoreboard {
                 let _ = writeln!(s);
             }
             let worst = f.worst.as_ref().map_or("-".to_string(), |w| {
+                let lines = if w.lines > 0 {
+                    format!(", {} lines", w.lines)
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{:.2}x ({} thr, cs {}, out {}, vs {})",
+                    "{:.2}x ({} thr, cs {}, out {}{lines}, vs {})",
                     w.score, w.threads, w.cs_load, w.outside_load, w.best_peer
                 )
             });
@@ -266,6 +341,7 @@ impl Scoreboard {
             }
         }
         s.push_str("  (! = STARVED: max ops/thread > 2 × min)\n");
+        s.push_str(&self.overall_text());
         s
     }
 }
@@ -282,6 +358,7 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         return None;
     }
     let mut fam = Family {
+        name: family_name(w, kind, read),
         workload: w.to_string(),
         read_pct: read,
         lock: lock.to_string(),
@@ -342,6 +419,7 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
             threads: c.threads,
             cs_load: c.cs_load,
             outside_load: c.outside_load,
+            lines: c.lines,
             kops: c.kops,
             best_peer: best.lock.clone(),
             peer_kops: best.kops,

@@ -222,6 +222,12 @@ impl Session {
         }
     }
 
+    /// Rebuilds the scoreboard and rewrites the exports.
+    pub fn write(&mut self) -> Result<(), String> {
+        self.report.update_scoreboard();
+        self.sink.write(&self.report)
+    }
+
     /// Estimated wall time of `groups`, seconds (for help texts and tests).
     pub fn estimate(groups: &[Group], t: &Timing) -> f64 {
         groups

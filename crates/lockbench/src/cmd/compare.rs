@@ -114,13 +114,18 @@ pub fn write_scoreboards(out: &mut dyn Write, old: &Report, new: &Report) -> std
     }
     writeln!(out, "\nscoreboards (kslock ÷ best peer; old → new):")?;
     let id = |f: &Family| (f.workload.clone(), f.read_pct, f.lock.clone());
-    let mut ids: Vec<_> = o.families.iter().chain(&n.families).map(id).collect();
-    ids.sort();
-    ids.dedup();
+    // The new run's families in its order, then any only in the old one.
+    let mut ids: Vec<_> = Vec::new();
+    for k in n.families.iter().chain(&o.families).map(id) {
+        if !ids.contains(&k) {
+            ids.push(k);
+        }
+    }
     for k in ids {
         let fo = o.families.iter().find(|f| id(f) == k);
         let fnew = n.families.iter().find(|f| id(f) == k);
-        writeln!(out, "  {} ({}, {}% reads)", k.2, k.0, k.1)?;
+        let name = fo.or(fnew).map_or("", |f| f.name.as_str());
+        writeln!(out, "  {name}: {} ({}, {}% reads)", k.2, k.0, k.1)?;
         let (ro, rn) = (fo.map(family_rows), fnew.map(family_rows));
         for i in 0..FAMILY_ROWS {
             let cell = |r: &Option<[(&str, String); FAMILY_ROWS]>| {
@@ -130,6 +135,16 @@ pub fn write_scoreboards(out: &mut dyn Write, old: &Report, new: &Report) -> std
             writeln!(out, "    {name:<24} {:>22} → {}", cell(&ro), cell(&rn))?;
         }
     }
+    writeln!(
+        out,
+        "  overall: geo-mean over families of each one's geo-mean at threads ≥ 8 ({} → {} \
+         families)\n    {:<24} {:>22} → {:.2}x",
+        o.families.len(),
+        n.families.len(),
+        "overall",
+        format!("{:.2}x", o.overall_8.unwrap_or(f64::NAN)),
+        n.overall_8.unwrap_or(f64::NAN)
+    )?;
     Ok(())
 }
 

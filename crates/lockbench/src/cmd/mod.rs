@@ -2,9 +2,9 @@
 //! dispatches to them).
 
 pub mod compare;
-pub mod default_run;
 pub mod matrix;
 pub mod seeds;
+pub mod suite;
 pub mod timeline;
 pub mod uncontended;
 pub mod workload;
