@@ -121,6 +121,10 @@ pub struct Report {
     /// kslock against the best peer, per lock family (rebuilt from `cells` on every write).
     #[serde(default)]
     pub scoreboard: Scoreboard,
+    /// The fairness runs: one run of at least a second per cell, kslock's locks only, that
+    /// the scoreboard judges STARVED by (`scoreboard` module doc).
+    #[serde(default)]
+    pub fairness: Vec<CellResult>,
     /// The run's wall time, seconds (0: not recorded, or the run was cut short).
     #[serde(default)]
     pub wall_s: f64,
@@ -150,13 +154,14 @@ impl Report {
             calibration: Vec::new(),
             repeats: 1,
             scoreboard: Default::default(),
+            fairness: Vec::new(),
             wall_s: 0.0,
         }
     }
 
     /// Recomputes the scoreboard from the cells.
     pub fn update_scoreboard(&mut self) {
-        self.scoreboard = Scoreboard::of(&self.cells);
+        self.scoreboard = Scoreboard::of_run(&self.cells, &self.fairness);
     }
 
     pub fn to_json(&self) -> String {

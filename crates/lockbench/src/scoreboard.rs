@@ -8,7 +8,10 @@
 //!
 //! * the geometric mean of the scores at threads ≥ 2 and at threads ≥ 8, the worst cell and the
 //!   cells won (score ≥ 1.0);
-//! * STARVED cells (max/min per-thread operations > 2) at threads ≥ 8, kslock's and the peers';
+//! * STARVED cells (max/min per-thread operations > 2) at threads ≥ 8, kslock's and the peers',
+//!   in the short repeats; and, where the run has them, kslock's *fairness runs* (one run of at
+//!   least a second per cell at threads ≥ 8: a short window cannot judge starvation): their
+//!   STARVED cells and worst max/min;
 //! * the worst p99.9 acquisition wait of kslock's cells (and of the peers' at the same thread
 //!   count);
 //! * CPU time per operation against the best peer's (geometric mean and worst), and the CPUs
@@ -79,6 +82,20 @@ pub struct ScoreCell {
     /// kslock's and the best peer's runs saw line round trips [`PHASE_APART`]× apart or more.
     #[serde(default)]
     pub mixed_phase: bool,
+    /// kslock's fewest and most operations per thread in the cell's fairness run (module
+    /// doc), if it had one.
+    #[serde(default)]
+    pub fair_thread_ops: Option<[u64; 2]>,
+}
+
+impl ScoreCell {
+    /// STARVED in the fairness run where the cell has one, else in the short repeats.
+    pub fn starved_verdict(&self) -> bool {
+        match self.fair_thread_ops {
+            Some([min, max]) => max > 2 * min,
+            None => self.starved,
+        }
+    }
 }
 
 /// Round trips this many times apart are two phases of the machine (the AMD guest's are ≈ 3–5×
@@ -132,6 +149,21 @@ pub struct Family {
     /// Scored cells with `mixed_phase`.
     #[serde(default)]
     pub mixed_phase: usize,
+    /// kslock's fairness runs (module doc): cells checked, STARVED among them, the shortest
+    /// window (s), and the worst max/min per-thread operations (∞ as null: a thread did none)
+    /// with its threads and cs load.
+    #[serde(default)]
+    pub fair_checked: usize,
+    #[serde(default)]
+    pub fair_starved: usize,
+    #[serde(default)]
+    pub fair_secs: f64,
+    #[serde(with = "nan_null", default = "nan")]
+    pub fair_worst_max_min: f64,
+    #[serde(default)]
+    pub fair_worst_threads: usize,
+    #[serde(default)]
+    pub fair_worst_cs: u32,
 }
 
 /// Every family of a run.
@@ -179,6 +211,11 @@ impl Scoreboard {
     /// Builds the scoreboard of `cells` (any run; families without a peer are skipped), the
     /// families in the order their first cell ran.
     pub fn of(cells: &[CellResult]) -> Scoreboard {
+        Scoreboard::of_run(cells, &[])
+    }
+
+    /// [`Scoreboard::of`] with the run's fairness runs (module doc).
+    pub fn of_run(cells: &[CellResult], fairness: &[CellResult]) -> Scoreboard {
         let mut keys: Vec<(String, String, u32, String)> = Vec::new();
         for c in cells.iter().filter(|c| c.ours) {
             let k = (
@@ -193,7 +230,7 @@ impl Scoreboard {
         }
         let families: Vec<Family> = keys
             .into_iter()
-            .filter_map(|(w, kind, read, lock)| family(cells, &w, &kind, read, &lock))
+            .filter_map(|(w, kind, read, lock)| family(cells, fairness, &w, &kind, read, &lock))
             .collect();
         let overall_8 =
             Some(geomean(families.iter().map(|f| f.geomean_8))).filter(|x| x.is_finite());
@@ -280,7 +317,8 @@ impl Scoreboard {
                                 && c.lines == *lines
                         })
                         .map_or("-".to_string(), |c| {
-                            format!("{:.2}x{}", c.score, if c.starved { "!" } else { "" })
+                            let mark = if c.starved_verdict() { "!" } else { "" };
+                            format!("{:.2}x{mark}", c.score)
                         });
                     let _ = write!(s, " {v:>8}");
                 }
@@ -309,9 +347,26 @@ impl Scoreboard {
                     f.ceiling_8
                 );
             }
+            if f.fair_checked > 0 {
+                let worst = if f.fair_worst_max_min.is_finite() {
+                    format!("{:.2}", f.fair_worst_max_min)
+                } else {
+                    "∞ (a thread did nothing)".into()
+                };
+                let _ = writeln!(
+                    s,
+                    "  STARVED over {:.1} s (one fairness run per cell at 8+ threads, kslock only): \
+                     {}/{}; worst max/min ops per thread {worst} ({} thr, cs {})",
+                    f.fair_secs,
+                    f.fair_starved,
+                    f.fair_checked,
+                    f.fair_worst_threads,
+                    f.fair_worst_cs
+                );
+            }
             let _ = writeln!(
                 s,
-                "  STARVED at 8+ threads: kslock {}/{}, peers {}/{}; worst p99.9 wait {:.2} ms ({} thr, cs {})",
+                "  STARVED at 8+ threads in the short repeats: kslock {}/{}, peers {}/{}; worst p99.9 wait {:.2} ms ({} thr, cs {})",
                 f.starved,
                 f.starved_checked,
                 f.peer_starved,
@@ -340,13 +395,23 @@ impl Scoreboard {
                 );
             }
         }
-        s.push_str("  (! = STARVED: max ops/thread > 2 × min)\n");
+        s.push_str(
+            "  (! = STARVED, max ops/thread > 2 × min: in the cell's fairness run where it has \
+             one, else in the median short repeat)\n",
+        );
         s.push_str(&self.overall_text());
         s
     }
 }
 
-fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> Option<Family> {
+fn family(
+    cells: &[CellResult],
+    fairness: &[CellResult],
+    w: &str,
+    kind: &str,
+    read: u32,
+    lock: &str,
+) -> Option<Family> {
     let in_family = |c: &&CellResult| c.workload == w && c.kind == kind && c.read_pct == read;
     let peers: BTreeSet<String> = cells
         .iter()
@@ -382,6 +447,12 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         line_rt_ns_min: 0.0,
         line_rt_ns_max: 0.0,
         mixed_phase: 0,
+        fair_checked: 0,
+        fair_starved: 0,
+        fair_secs: 0.0,
+        fair_worst_max_min: f64::NAN,
+        fair_worst_threads: 0,
+        fair_worst_cs: 0,
     };
     // Every probed round trip of the scored cells (the family's range).
     let mut family_rts = Vec::new();
@@ -440,6 +511,10 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
                 f64::NAN
             },
             mixed_phase: rts.is_some_and(|(lo, hi)| hi >= PHASE_APART * lo),
+            fair_thread_ops: fairness
+                .iter()
+                .find(|f| f.lock == lock && f.cell_key() == c.cell_key())
+                .map(|f| [f.thread_ops_min, f.thread_ops_max]),
         });
     }
     if fam.cells.is_empty() {
@@ -469,6 +544,33 @@ fn family(cells: &[CellResult], w: &str, kind: &str, read: u32, lock: &str) -> O
         .map(|c| c.cpu_ratio)
         .filter(|r| r.is_finite())
         .fold(f64::NAN, f64::max);
+    for c in &fam.cells {
+        let Some([min, max]) = c.fair_thread_ops else {
+            continue;
+        };
+        fam.fair_checked += 1;
+        fam.fair_starved += usize::from(max > 2 * min);
+        let mm = if min > 0 {
+            max as f64 / min as f64
+        } else {
+            f64::INFINITY
+        };
+        if fam.fair_worst_max_min.is_nan() || mm > fam.fair_worst_max_min {
+            (
+                fam.fair_worst_max_min,
+                fam.fair_worst_threads,
+                fam.fair_worst_cs,
+            ) = (mm, c.threads, c.cs_load);
+        }
+    }
+    fam.fair_secs = fairness
+        .iter()
+        .filter(|f| f.lock == lock && f.workload == w && f.read_pct == read)
+        .map(|f| f.elapsed_s)
+        .fold(f64::NAN, f64::min);
+    if fam.fair_secs.is_nan() {
+        fam.fair_secs = 0.0;
+    }
     Some(fam)
 }
 
@@ -519,6 +621,29 @@ mod tests {
             t.contains("line round trip 118-504 ns; cells whose kslock and best-peer runs saw round trips 2x apart: 2/2"),
             "{t}"
         );
+        // A fairness run of the 8-thread cell: its verdict replaces the short repeats'.
+        let mut fair = cells[3].clone();
+        (fair.thread_ops_min, fair.thread_ops_max, fair.elapsed_s) = (100, 150, 1.0);
+        let fb = Scoreboard::of_run(&cells, &[fair.clone()]);
+        let ff = &fb.families[0];
+        assert_eq!((ff.fair_starved, ff.fair_checked), (0, 1));
+        assert!((ff.fair_worst_max_min - 1.5).abs() < 1e-12);
+        assert!(!ff.cells[1].starved_verdict() && ff.cells[1].starved);
+        let ft = fb.to_text(3);
+        assert!(ft.contains("0.50x "), "no '!' from the fair run: {ft}");
+        assert!(
+            ft.contains("STARVED over 1.0 s (one fairness run per cell at 8+ threads, kslock only): 0/1; worst max/min ops per thread 1.50 (8 thr, cs 20)"),
+            "{ft}"
+        );
+        fair.thread_ops_min = 0;
+        let ff = &Scoreboard::of_run(&cells, &[fair]).families[0];
+        assert_eq!(ff.fair_starved, 1);
+        assert!(ff.fair_worst_max_min.is_infinite());
+        assert!(
+            t.contains("STARVED at 8+ threads in the short repeats"),
+            "{t}"
+        );
+        assert!(!t.contains("STARVED over"), "no fairness runs: {t}");
         // One phase: no cell is mixed.
         let mut near = cells.clone();
         near.iter_mut()

@@ -294,6 +294,39 @@ impl Session {
         Ok(())
     }
 
+    /// One run of every cell of `g` with windows of `secs` (after `warmup`), into the report's
+    /// fairness runs instead of its cells (no repeats, no bound).
+    pub fn run_fairness(&mut self, g: &Group, secs: f64, warmup: f64) -> Result<(), String> {
+        for &cs in &g.cs_loads {
+            for &outside in &g.outside_loads {
+                for &read_pct in &g.read_pcts {
+                    for &lines in &g.lines {
+                        for &n in &g.threads {
+                            let cfg = CellConfig {
+                                threads: n,
+                                cs_load: cs,
+                                outside_load: outside,
+                                read_pct,
+                                lines,
+                                secs,
+                                warmup,
+                                pin: false,
+                            };
+                            for lock in &g.locks {
+                                let m = self.run_once(g.spec, lock, &cfg)?;
+                                let kops = m.kops();
+                                let cell = cell_from(g.spec, lock, &cfg, &m, kops, &[kops]);
+                                self.report.fairness.push(cell);
+                            }
+                            self.write()?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `repeat` rounds of every lock of `g` on one cell config, the order rotating by one lock
     /// per round (module doc). Returns the runs per lock, in `g.locks` order.
     fn run_interleaved(

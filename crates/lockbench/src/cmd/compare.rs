@@ -1,6 +1,7 @@
 //! `lockbench compare OLD.json NEW.json`: per-cell ratios, a summary, and the two runs'
-//! scoreboards side by side (rebuilt from the cells, so reports written before the scoreboard
-//! existed compare too).
+//! scoreboards side by side, family by family, with the overall line (rebuilt from the cells
+//! and fairness runs, so reports written before the scoreboard or the suite existed compare
+//! too).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -78,7 +79,7 @@ pub fn matched(old: &Report, new: &Report) -> (Vec<Row>, usize, usize) {
 pub use crate::scoreboard::geomean;
 
 /// How many rows [`family_rows`] gives.
-const FAMILY_ROWS: usize = 8;
+const FAMILY_ROWS: usize = 9;
 
 /// One family's scoreboard as (row name, value) pairs, in the order `compare` prints them.
 fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
@@ -96,6 +97,17 @@ fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
             format!("{}/{}", f.starved, f.starved_checked),
         ),
         (
+            "STARVED, fairness runs",
+            if f.fair_checked == 0 {
+                "-".into()
+            } else {
+                format!(
+                    "{}/{}, max/min {:.2}",
+                    f.fair_starved, f.fair_checked, f.fair_worst_max_min
+                )
+            },
+        ),
+        (
             "worst p99.9 wait",
             format!("{:.2} ms", f.worst_p999_ns as f64 / 1e6),
         ),
@@ -108,7 +120,10 @@ fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
 
 /// The scoreboards of both runs, family by family (matched by workload, read mix and lock).
 pub fn write_scoreboards(out: &mut dyn Write, old: &Report, new: &Report) -> std::io::Result<()> {
-    let (o, n) = (Scoreboard::of(&old.cells), Scoreboard::of(&new.cells));
+    let (o, n) = (
+        Scoreboard::of_run(&old.cells, &old.fairness),
+        Scoreboard::of_run(&new.cells, &new.fairness),
+    );
     if o.families.is_empty() && n.families.is_empty() {
         return Ok(());
     }
@@ -289,5 +304,16 @@ mod tests {
         assert!(s.contains("0.50x → 1.50x"), "{s}");
         assert!(s.contains("0/1 → 1/1"), "{s}");
         assert!(s.contains("NaNx → 2.00x"), "{s}");
+        assert!(
+            s.contains("  mutex: kslock-mutex (matrix, 0% reads)"),
+            "{s}"
+        );
+        assert!(s.contains("STARVED, fairness runs"), "{s}");
+        // One family each: the overall is its geo-mean at 8+ threads.
+        assert!(
+            s.lines()
+                .any(|l| l.trim_start().starts_with("overall") && l.ends_with("0.50x → 1.50x")),
+            "{s}"
+        );
     }
 }

@@ -19,6 +19,13 @@
 //! repeats. The matrix and data families calibrate their bound (1-thread runs); the others
 //! have none. The scoreboard has one block per family and the overall line (the geometric
 //! mean over the families of each family's geo-mean at threads ≥ 8).
+//!
+//! **Fairness pass.** Short repeats cannot judge starvation (a thread that waits 100 ms in a
+//! 200 ms window is STARVED there, fairly or not), so before the families the suite runs each
+//! matrix family's cells at 8, 32 and 96 threads once more for kslock's lock alone, for
+//! [`FAIR_SECS`] each; the scoreboard takes STARVED and max/min per-thread operations of those
+//! cells from these runs (and says so). The peers get no such runs: the budget has no room
+//! for them (their STARVED counts come from the short repeats).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -54,6 +61,8 @@ pub const REPEATS: usize = 3;
 pub const DEFAULT_BUDGET: f64 = 340.0;
 /// Seconds kept back for printing and writing the exports at the end.
 const RESERVE_S: f64 = 2.0;
+/// A fairness run's measured window, seconds (module doc; its warm-up is a tenth of it).
+pub const FAIR_SECS: f64 = 1.0;
 
 /// One family of the suite.
 #[derive(Clone)]
@@ -66,6 +75,10 @@ pub struct FamilyPlan {
 #[derive(Clone)]
 pub struct Plan {
     pub families: Vec<FamilyPlan>,
+    /// The fairness pass: kslock's lock alone, one run per cell of `fair_secs` (after a
+    /// warm-up of a tenth of it).
+    pub fairness: Vec<Group>,
+    pub fair_secs: f64,
 }
 
 fn mutexes() -> Vec<LockInfo> {
@@ -139,20 +152,35 @@ pub fn plan() -> Plan {
         )
     };
     let f = |name, group| FamilyPlan { name, group };
+    let families = vec![
+        f("mutex", matrix(mutexes(), 0)),
+        f("rwsem-50", matrix(rwlocks(), 50)),
+        f("rwsem-90", matrix(rwlocks(), 90)),
+        f("rwsem-99", matrix(rwlocks(), 99)),
+        f("file", one(WorkSpec::File, rwlocks(), 50)),
+        f("mmap", one(WorkSpec::Mmap, rwlocks(), 90)),
+        f("tree", one(WorkSpec::Tree { spin: true }, mutexes(), 0)),
+        f("random", random),
+        f("data-mutex", data(mutexes(), 0)),
+        f("data-rwsem-90", data(rwlocks(), 90)),
+        f("condvar", condvar),
+    ];
+    let fairness = families
+        .iter()
+        .filter(|f| f.group.spec == WorkSpec::Matrix)
+        .map(|f| {
+            let mut g = f.group.clone();
+            g.locks.retain(|l| l.ours);
+            g.threads.retain(|&t| t >= 8);
+            g.calibrate = false;
+            g
+        })
+        .filter(|g| !g.locks.is_empty())
+        .collect();
     Plan {
-        families: vec![
-            f("mutex", matrix(mutexes(), 0)),
-            f("rwsem-50", matrix(rwlocks(), 50)),
-            f("rwsem-90", matrix(rwlocks(), 90)),
-            f("rwsem-99", matrix(rwlocks(), 99)),
-            f("file", one(WorkSpec::File, rwlocks(), 50)),
-            f("mmap", one(WorkSpec::Mmap, rwlocks(), 90)),
-            f("tree", one(WorkSpec::Tree { spin: true }, mutexes(), 0)),
-            f("random", random),
-            f("data-mutex", data(mutexes(), 0)),
-            f("data-rwsem-90", data(rwlocks(), 90)),
-            f("condvar", condvar),
-        ],
+        families,
+        fairness,
+        fair_secs: FAIR_SECS,
     }
 }
 
@@ -168,18 +196,31 @@ impl Plan {
         (cells, cells * REPEATS)
     }
 
-    /// The windows (measured, warm-up) a run of `budget` seconds starts with, and the
-    /// estimated wall time: the paced families, their calibrations and the reserve.
+    /// Estimated seconds of the fairness pass.
+    pub fn fairness_estimate(&self) -> f64 {
+        self.fairness
+            .iter()
+            .map(|g| {
+                let (runs, overhead, _) = g.cost(1);
+                runs as f64 * self.fair_secs * 1.1 + overhead
+            })
+            .sum()
+    }
+
+    /// The windows (measured, warm-up) a run of `budget` seconds starts its families with, and
+    /// the estimated wall time: the fairness pass, the paced families, their calibrations and
+    /// the reserve.
     pub fn estimate(&self, budget: f64) -> ((f64, f64), f64) {
         let now = Instant::now();
         let groups = self.groups();
+        let fair = self.fairness_estimate();
         let pace = Pace::new(
-            now + std::time::Duration::from_secs_f64((budget - RESERVE_S).max(0.0)),
+            now + std::time::Duration::from_secs_f64((budget - RESERVE_S - fair).max(0.0)),
             &groups,
             REPEATS,
         );
         let (secs, warmup) = pace.timing(now);
-        let mut est = RESERVE_S;
+        let mut est = RESERVE_S + fair;
         for g in &groups {
             let (runs, overhead, calib) = g.cost(REPEATS);
             est += runs as f64 * (secs + warmup)
@@ -215,7 +256,12 @@ pub fn run_plan(plan: &Plan, a: &SuiteArgs, out: &mut dyn Write) -> Result<(), S
         );
     }
     let groups = plan.groups();
-    let mut s = Session::new("suite", Sink::new(Some(dir.clone()))?, runs);
+    let fair_runs: usize = plan.fairness.iter().map(Group::cells).sum();
+    let mut s = Session::new("suite", Sink::new(Some(dir.clone()))?, runs + fair_runs);
+    s.report.repeats = REPEATS;
+    for g in &plan.fairness {
+        s.run_fairness(g, plan.fair_secs, plan.fair_secs * 0.1)?;
+    }
     let end = start + std::time::Duration::from_secs_f64((a.budget - RESERVE_S).max(0.0));
     s.pace = Some(Pace::new(end, &groups, REPEATS));
     // (The paced windows replace `secs` and `warmup`.)
@@ -234,6 +280,16 @@ pub fn run_plan(plan: &Plan, a: &SuiteArgs, out: &mut dyn Write) -> Result<(), S
     match a.format {
         Format::Table => {
             write_table(out, &s.report.cells).map_err(io)?;
+            if !s.report.fairness.is_empty() {
+                writeln!(
+                    out,
+                    "\n== fairness pass: one {:.1} s run per cell, kslock's lock alone (its \
+                     STARVED verdicts in the scoreboard) ==",
+                    plan.fair_secs
+                )
+                .map_err(io)?;
+                write_table(out, &s.report.fairness).map_err(io)?;
+            }
             out.write_all(s.report.scoreboard.to_text(REPEATS).as_bytes())
                 .map_err(io)?;
             writeln!(
@@ -261,15 +317,23 @@ mod tests {
     fn the_default_plan_fits_the_budget() {
         let p = plan();
         let ((secs, warmup), est) = p.estimate(DEFAULT_BUDGET);
+        let fair = p.fairness_estimate();
+        assert!(fair >= 36.0, "36 runs of 1 s: {fair} s");
         assert!(
-            (0.95 * DEFAULT_BUDGET..=DEFAULT_BUDGET).contains(&est),
+            p.fairness
+                .iter()
+                .all(|g| g.threads == [8, 32, 96] && g.cs_loads.len() == 3),
+            "every matrix cell at 8+ threads"
+        );
+        assert!(
+            (0.95 * DEFAULT_BUDGET..=DEFAULT_BUDGET + 1e-6).contains(&est),
             "estimate {est} s"
         );
         assert!(
             est <= 345.0,
             "the default run stays within 6 minutes: {est} s"
         );
-        assert!(secs >= 0.1, "measured window {secs} s");
+        assert!(secs >= 0.15, "measured window {secs} s");
         assert!(warmup > 0.0 && warmup <= 0.15, "warm-up {warmup} s");
         // A budget too small to fit gives the shortest windows, and says so in the estimate.
         let ((secs, _), est) = p.estimate(20.0);
@@ -315,6 +379,11 @@ mod tests {
             g.lines.truncate(1);
             g.locks.truncate(2);
         }
+        for g in &mut p.fairness {
+            g.threads = vec![8];
+            g.cs_loads.truncate(1);
+        }
+        p.fair_secs = 0.05;
         let dir = std::env::temp_dir().join(format!("lockbench-suite-{}", std::process::id()));
         let a = SuiteArgs {
             budget: 6.0,
@@ -332,6 +401,16 @@ mod tests {
             );
         }
         assert!(text.contains("overall: "), "{text}");
+        assert!(
+            text.contains("== fairness pass: one 0.1 s run per cell"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("STARVED over 0.1 s (one fairness run per cell")
+                .count(),
+            4,
+            "the matrix families' verdicts come from the fairness runs: {text}"
+        );
         assert!(text.contains("suite wall time "), "{text}");
         let r = crate::results::Report::load(&dir.join("results.json")).unwrap();
         assert_eq!(r.scoreboard.families.len(), 11);
