@@ -125,6 +125,9 @@ pub struct Report {
     /// the scoreboard judges STARVED by (`scoreboard` module doc).
     #[serde(default)]
     pub fairness: Vec<CellResult>,
+    /// Uncontended lock + unlock pairs (the suite's kslock and parking_lot locks).
+    #[serde(default)]
+    pub uncontended: Vec<crate::uncontended::PairResult>,
     /// The run's wall time, seconds (0: not recorded, or the run was cut short).
     #[serde(default)]
     pub wall_s: f64,
@@ -155,6 +158,7 @@ impl Report {
             repeats: 1,
             scoreboard: Default::default(),
             fairness: Vec::new(),
+            uncontended: Vec::new(),
             wall_s: 0.0,
         }
     }

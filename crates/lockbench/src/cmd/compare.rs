@@ -150,6 +150,27 @@ pub fn write_scoreboards(out: &mut dyn Write, old: &Report, new: &Report) -> std
             writeln!(out, "    {name:<24} {:>22} → {}", cell(&ro), cell(&rn))?;
         }
     }
+    for (name, lock, pair) in [
+        ("uncontended mutex", "kslock-mutex", "write"),
+        ("uncontended rwsem write", "kslock-rwsem", "write"),
+        ("uncontended rwsem read", "kslock-rwsem", "read"),
+    ] {
+        let vs = |r: &Report| {
+            r.uncontended
+                .iter()
+                .find(|p| p.lock == lock && p.pair == pair)
+                .and_then(|p| p.vs_parking_lot)
+                .map_or("-".to_string(), |x| format!("{x:.2}x"))
+        };
+        if !old.uncontended.is_empty() || !new.uncontended.is_empty() {
+            writeln!(
+                out,
+                "    {name:<24} {:>22} → {} (÷ parking_lot)",
+                vs(old),
+                vs(new)
+            )?;
+        }
+    }
     writeln!(
         out,
         "  overall: geo-mean over families of each one's geo-mean at threads ≥ 8 ({} → {} \

@@ -26,6 +26,11 @@
 //! [`FAIR_SECS`] each; the scoreboard takes STARVED and max/min per-thread operations of those
 //! cells from these runs (and says so). The peers get no such runs: the budget has no room
 //! for them (their STARVED counts come from the short repeats).
+//!
+//! **Uncontended.** First of all the suite measures one lock + unlock pair of kslock's mutex
+//! and rwsem (write and read) and of parking_lot's, one thread with an idle one beside it
+//! (`lockbench uncontended`, [`UNCONTENDED_OPS`] pairs × [`UNCONTENDED_REPEATS`] repeats), and
+//! prints kslock ÷ parking_lot as a line of its own.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,6 +39,7 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::args::{positive_f64, Format};
+use crate::cmd::uncontended::{measure_rows, summary_line};
 use crate::registry::{self, available, LockInfo};
 use crate::results::{to_csv, Sink};
 use crate::session::{Group, Pace, Session, Timing, PACED_CALIB};
@@ -61,6 +67,12 @@ pub const REPEATS: usize = 3;
 pub const DEFAULT_BUDGET: f64 = 340.0;
 /// Seconds kept back for printing and writing the exports at the end.
 const RESERVE_S: f64 = 2.0;
+/// Pairs per run and repeats of the uncontended measurement (module doc).
+pub const UNCONTENDED_OPS: u64 = 2_000_000;
+pub const UNCONTENDED_REPEATS: u32 = 5;
+/// Its estimated seconds (≈ 15 ns a pair, 6 pair loops a repeat, with margin).
+const UNCONTENDED_S: f64 = 1.5;
+
 /// A fairness run's measured window, seconds (module doc; its warm-up is a tenth of it).
 pub const FAIR_SECS: f64 = 1.0;
 
@@ -79,6 +91,9 @@ pub struct Plan {
     /// warm-up of a tenth of it).
     pub fairness: Vec<Group>,
     pub fair_secs: f64,
+    /// The locks of the uncontended measurement and its pairs per run (module doc).
+    pub uncontended: Vec<LockInfo>,
+    pub uncontended_ops: u64,
 }
 
 fn mutexes() -> Vec<LockInfo> {
@@ -181,6 +196,13 @@ pub fn plan() -> Plan {
         families,
         fairness,
         fair_secs: FAIR_SECS,
+        uncontended: available(&[
+            "kslock-mutex",
+            "parking-lot-mutex",
+            "kslock-rwsem",
+            "parking-lot-rwlock",
+        ]),
+        uncontended_ops: UNCONTENDED_OPS,
     }
 }
 
@@ -213,7 +235,7 @@ impl Plan {
     pub fn estimate(&self, budget: f64) -> ((f64, f64), f64) {
         let now = Instant::now();
         let groups = self.groups();
-        let fair = self.fairness_estimate();
+        let fair = self.fairness_estimate() + UNCONTENDED_S;
         let pace = Pace::new(
             now + std::time::Duration::from_secs_f64((budget - RESERVE_S - fair).max(0.0)),
             &groups,
@@ -259,6 +281,8 @@ pub fn run_plan(plan: &Plan, a: &SuiteArgs, out: &mut dyn Write) -> Result<(), S
     let fair_runs: usize = plan.fairness.iter().map(Group::cells).sum();
     let mut s = Session::new("suite", Sink::new(Some(dir.clone()))?, runs + fair_runs);
     s.report.repeats = REPEATS;
+    s.report.uncontended =
+        measure_rows(&plan.uncontended, plan.uncontended_ops, UNCONTENDED_REPEATS);
     for g in &plan.fairness {
         s.run_fairness(g, plan.fair_secs, plan.fair_secs * 0.1)?;
     }
@@ -292,6 +316,12 @@ pub fn run_plan(plan: &Plan, a: &SuiteArgs, out: &mut dyn Write) -> Result<(), S
             }
             out.write_all(s.report.scoreboard.to_text(REPEATS).as_bytes())
                 .map_err(io)?;
+            let line = summary_line(
+                &s.report.uncontended,
+                plan.uncontended_ops,
+                UNCONTENDED_REPEATS,
+            );
+            out.write_all(line.as_bytes()).map_err(io)?;
             writeln!(
                 out,
                 "\nsuite wall time {:.0} s (budget {:.0} s); results written to {}",
@@ -384,6 +414,7 @@ mod tests {
             g.cs_loads.truncate(1);
         }
         p.fair_secs = 0.05;
+        p.uncontended_ops = 10_000;
         let dir = std::env::temp_dir().join(format!("lockbench-suite-{}", std::process::id()));
         let a = SuiteArgs {
             budget: 6.0,
@@ -412,10 +443,18 @@ mod tests {
             "the matrix families' verdicts come from the fairness runs: {text}"
         );
         assert!(text.contains("suite wall time "), "{text}");
+        assert!(
+            text.contains("uncontended, kslock ÷ parking_lot (")
+                && text.contains("mutex ")
+                && text.contains("rwsem write ")
+                && text.contains("rwsem read "),
+            "{text}"
+        );
         let r = crate::results::Report::load(&dir.join("results.json")).unwrap();
         assert_eq!(r.scoreboard.families.len(), 11);
         assert!(r.scoreboard.overall_8.is_some_and(|x| x > 0.0));
         assert!(r.wall_s > 0.0);
+        assert_eq!(r.uncontended.len(), 6, "{:?}", r.uncontended);
         assert!(r.cells.iter().all(|c| c.runs_kops.len() == REPEATS));
         std::fs::remove_dir_all(dir).unwrap();
     }
