@@ -1,7 +1,7 @@
 //! The cross-CPU line round trip, probed around every run.
 //!
 //! Two threads, pinned to the first two CPUs the process may use, pass one cache line back and
-//! forth ([`ROUNDS`] round trips in [`BATCHES`] batches) and the fastest batch gives the time
+//! forth (`ROUNDS` round trips in `BATCHES` batches) and the fastest batch gives the time
 //! of one round trip: the cost of moving a line to the other CPU and back, which every
 //! handover, every poll of a lock word held on the other CPU and every section that touches
 //! data last written there pays.
