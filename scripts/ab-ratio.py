@@ -5,7 +5,8 @@ usage: scripts/ab-ratio.py RUNS SIDES -- <lockbench arguments>
 
 SIDES: comma-separated (or |-separated, when a value holds commas) "name=ENV:VAL;ENV2:VAL2@binary" (environment and binary optional;
 the binary defaults to target/release/lockbench), e.g. "base,off=KSLOCK_OFF:quick_poll".
-Runs every side RUNS times, alternating the order, and prints per cell the median over the
+Runs every side RUNS times, alternating the order, and prints per cell (lock, workload, threads,
+loads, read mix, data lines) the median over the
 runs of (kslock kops/s ÷ the best peer's kops/s in the same run), the per-run ratios, the
 median kops/s, max/min per-thread ops and p99.9 wait (ms), and the geo-mean of the medians.
 Comparing ratios within one run cancels most of the VM's slow and fast phases, which move
@@ -34,7 +35,9 @@ for r in range(runs):
         if p.returncode: print("RC", name, p.returncode, p.stderr[-500:])
         cells = collections.defaultdict(dict)
         for row in csv.DictReader(io.StringIO(p.stdout)):
-            k = (row['threads'], row['cs_load'], row.get('outside_load', '0'), row.get('read_pct', '0'))
+            # The workload and the data lines too: a suite (lockbench with no subcommand) or a
+            # `workload data` run has cells of several workloads and line counts.
+            k = (row.get('workload', 'matrix'), row['threads'], row['cs_load'], row.get('outside_load', '0'), row.get('read_pct', '0'), row.get('lines') or '0')
             cells[k][row['lock']] = row
         for k, locks in cells.items():
             ours = [l for l in locks if l.startswith('kslock')]
@@ -52,9 +55,9 @@ for r in range(runs):
                 mm = float(row['thread_ops_max']) / max(1, float(row['thread_ops_min']))
                 res[name][(o,) + k].append((float(row['kops']) / best, float(row['kops']), mm, float(row['wait_p999_ns']) / 1e6, mixed, float(row.get('cpu_ns_per_op') or 0)))
 names = [n for n, _, _ in S]
-print("cell (lock thr cs out rd) | " + " | ".join(f"{n}: ratio med [runs, * = mixed phases] kops mm p999 cpu-ns/op" for n in names))
+print("cell (lock workload thr cs out rd lines) | " + " | ".join(f"{n}: ratio med [runs, * = mixed phases] kops mm p999 cpu-ns/op" for n in names))
 geo = collections.defaultdict(list)
-for k in sorted(res[names[0]], key=lambda k: (k[0], int(k[1]), int(k[2]), int(k[3]), int(k[4]))):
+for k in sorted(res[names[0]], key=lambda k: (k[0], k[1], int(k[2]), int(k[3]), int(k[4]), int(k[5]), int(k[6]))):
     out = []
     for n in names:
         v = res[n][k]

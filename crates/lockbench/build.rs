@@ -23,8 +23,14 @@ fn main() {
     };
     println!("cargo:rustc-env=LOCKBENCH_GIT={commit}");
     println!("cargo:rerun-if-changed=build.rs");
-    for p in ["../../.git/HEAD", "../../.git/logs/HEAD"] {
-        if std::path::Path::new(p).exists() {
+    // The git dir holds HEAD and its log: `.git/` in a checkout, `.git/worktrees/NAME/` for a
+    // worktree (whose `.git` is a file), so ask git rather than assume `../../.git`.
+    let git_dir = output("git", &["rev-parse", "--absolute-git-dir"]);
+    for p in git_dir
+        .iter()
+        .flat_map(|d| [format!("{d}/HEAD"), format!("{d}/logs/HEAD")])
+    {
+        if std::path::Path::new(&p).exists() {
             println!("cargo:rerun-if-changed={p}");
         }
     }

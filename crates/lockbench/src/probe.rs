@@ -1,28 +1,24 @@
 //! The cross-CPU line round trip, probed around every run.
 //!
 //! Two threads, pinned to the first two CPUs the process may use, pass one cache line back and
-//! forth ([`ROUNDS`] round trips in [`BATCHES`] batches) and the fastest batch gives the time
+//! forth (`ROUNDS` round trips in `BATCHES` batches) and the fastest batch gives the time
 //! of one round trip: the cost of moving a line to the other CPU and back, which every
 //! handover, every poll of a lock word held on the other CPU and every section that touches
 //! data last written there pays.
 //!
-//! Why it is measured (session 37): on the 2-vCPU AMD EPYC development guest this round trip
-//! is ≈ 100–170 ns or ≈ 470–560 ns, and now and then ≈ 30 ns (two hyperthreads of one core,
-//! presumably), and it changes every few seconds (the host moves the vCPUs; 30 one-second
-//! samples: 24 near, 6 far). Cells that move data
-//! between the CPUs slow down by up to 3× in the far phase, whichever lock runs: `workload
-//! file` at 32 threads, kslock's rwsem 4.6–6.4k kops/s in 25 of 28 runs and 1.6–1.8k in the 3
-//! with a far probe beside them; parking_lot's rwlock 0.4–4.9k between repeats. glibc's rwlock,
-//! which runs that cell on about one CPU, stayed at 4.4–5.8k. A ratio between two locks is
-//! comparable only where both ran in the same phase; each cell reports the fastest and slowest
-//! probe of its runs (`line_rt_ns_min` / `line_rt_ns_max`).
+//! Why: on a VM the host places the vCPUs, and the round trip changes with the placement, every
+//! few seconds (on the 2-vCPU AMD EPYC development guest ≈ 30 ns, presumably two hyperthreads
+//! of one core, ≈ 100–170 ns or ≈ 470–560 ns). Cells that move data between the CPUs run up to
+//! 3× slower in the far phase, whichever lock runs, so a ratio between two locks is comparable
+//! only where both ran in the same phase; each cell reports the fastest and slowest probe of its
+//! runs (`line_rt_ns_min` / `line_rt_ns_max`).
 //!
 //! On a machine with many CPUs the first two are one sample of its distances, not all of them.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::time::{Duration, Instant};
 
-use crate::locks::CachePadded;
+use crate::util::CachePadded;
 
 /// Round trips per batch.
 const ROUNDS: u64 = 256;

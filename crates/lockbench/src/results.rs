@@ -1,83 +1,17 @@
-//! Result types, the environment record and the exporters (JSON, CSV, SVG).
+//! The report of a run (its cells, the environment record, the scoreboard) and the exporters
+//! (JSON, CSV, SVG).
 //!
 //! One [`Report`] feeds every output. [`Sink`] rewrites the export files after
 //! each cell, so an interrupted run keeps everything measured so far.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Everything measured for one (workload, lock, threads, loads, mix) cell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CellResult {
-    pub workload: String,
-    pub lock: String,
-    /// "mutex" or "rwlock"
-    pub kind: String,
-    /// kslock's own lock (not a peer)
-    pub ours: bool,
-    pub threads: usize,
-    pub cs_load: u32,
-    pub outside_load: u32,
-    pub read_pct: u32,
-    /// Measured window of the median run, seconds.
-    pub elapsed_s: f64,
-    /// Median over repeats, thousands of operations per second.
-    pub kops: f64,
-    pub kops_min: f64,
-    pub kops_max: f64,
-    /// kops/s of every repeat, in run order.
-    pub runs_kops: Vec<f64>,
-    pub read_kops: f64,
-    pub write_kops: f64,
-    /// Operations per thread during the median run's window.
-    pub thread_ops_min: u64,
-    pub thread_ops_mean: f64,
-    pub thread_ops_max: u64,
-    /// locktorture's rule: max > 2 × min.
-    pub starved: bool,
-    pub wait_samples: u64,
-    pub wait_p50_ns: u64,
-    pub wait_p99_ns: u64,
-    pub wait_p999_ns: u64,
-    pub wait_max_ns: u64,
-    /// Voluntary context switches per 1000 operations.
-    pub vcsw_per_kop: f64,
-    /// Involuntary context switches per 1000 operations.
-    pub ivcsw_per_kop: f64,
-    /// User + system CPU time per operation, nanoseconds.
-    pub cpu_ns_per_op: f64,
-    /// CPUs kept busy: the workers' CPU time ÷ the measured window (an idle CPU shows here).
-    #[serde(default)]
-    pub cpus_busy: f64,
-    /// Best single-thread kops/s of this cell config × allowed parallelism.
-    pub bound_kops: f64,
-    /// kops / bound_kops.
-    pub efficiency: f64,
-    /// Workload events per 1000 operations (e.g. tree `fallbacks`).
-    pub events_per_kop: BTreeMap<String, f64>,
-    /// The fastest and slowest cross-CPU line round trip probed around the cell's runs, ns
-    /// ([`crate::probe`]; 0 where no probe worked).
-    #[serde(default)]
-    pub line_rt_ns_min: f64,
-    #[serde(default)]
-    pub line_rt_ns_max: f64,
-}
-
-impl CellResult {
-    /// The cell's identity (everything but the lock and the measurements).
-    pub fn cell_key(&self) -> (String, usize, u32, u32, u32) {
-        (
-            self.workload.clone(),
-            self.threads,
-            self.cs_load,
-            self.outside_load,
-            self.read_pct,
-        )
-    }
-}
+use crate::cell::CellResult;
+use crate::scoreboard::Scoreboard;
+use crate::util::fmt_kops;
 
 /// Where and how the results were obtained.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -186,7 +120,17 @@ pub struct Report {
     pub repeats: usize,
     /// kslock against the best peer, per lock family (rebuilt from `cells` on every write).
     #[serde(default)]
-    pub scoreboard: crate::scoreboard::Scoreboard,
+    pub scoreboard: Scoreboard,
+    /// The fairness runs: one run of at least a second per cell, kslock's locks only, that
+    /// the scoreboard judges STARVED by (`scoreboard` module doc).
+    #[serde(default)]
+    pub fairness: Vec<CellResult>,
+    /// Uncontended lock + unlock pairs (the suite's kslock and parking_lot locks).
+    #[serde(default)]
+    pub uncontended: Vec<crate::uncontended::PairResult>,
+    /// The run's wall time, seconds (0: not recorded, or the run was cut short).
+    #[serde(default)]
+    pub wall_s: f64,
 }
 
 /// Best single-thread throughput of one cell config.
@@ -196,6 +140,8 @@ pub struct Calibration {
     pub cs_load: u32,
     pub outside_load: u32,
     pub read_pct: u32,
+    #[serde(default)]
+    pub lines: u32,
     pub best_lock: String,
     pub kops: f64,
 }
@@ -211,12 +157,15 @@ impl Report {
             calibration: Vec::new(),
             repeats: 1,
             scoreboard: Default::default(),
+            fairness: Vec::new(),
+            uncontended: Vec::new(),
+            wall_s: 0.0,
         }
     }
 
     /// Recomputes the scoreboard from the cells.
     pub fn update_scoreboard(&mut self) {
-        self.scoreboard = crate::scoreboard::Scoreboard::of(&self.cells);
+        self.scoreboard = Scoreboard::of_run(&self.cells, &self.fairness);
     }
 
     pub fn to_json(&self) -> String {
@@ -275,6 +224,9 @@ pub struct CsvRow {
     pub line_rt_ns_min: f64,
     #[serde(default)]
     pub line_rt_ns_max: f64,
+    /// Cache lines per section (`data`; 0 elsewhere).
+    #[serde(default)]
+    pub lines: u32,
 }
 
 impl From<&CellResult> for CsvRow {
@@ -318,6 +270,7 @@ impl From<&CellResult> for CsvRow {
                 .join(";"),
             line_rt_ns_min: c.line_rt_ns_min,
             line_rt_ns_max: c.line_rt_ns_max,
+            lines: c.lines,
         }
     }
 }
@@ -338,7 +291,7 @@ pub fn to_csv(cells: &[CellResult]) -> String {
 fn csv_header() -> Vec<String> {
     // Serialise a dummy row and keep only the header line.
     let mut w = csv::Writer::from_writer(Vec::new());
-    let dummy = CsvRow::from(&dummy_cell());
+    let dummy = CsvRow::from(&CellResult::default());
     w.serialize(dummy).expect("csv");
     let s = String::from_utf8(w.into_inner().expect("csv")).expect("utf8");
     s.lines()
@@ -347,44 +300,6 @@ fn csv_header() -> Vec<String> {
         .split(',')
         .map(str::to_string)
         .collect()
-}
-
-fn dummy_cell() -> CellResult {
-    CellResult {
-        workload: String::new(),
-        lock: String::new(),
-        kind: String::new(),
-        ours: false,
-        threads: 0,
-        cs_load: 0,
-        outside_load: 0,
-        read_pct: 0,
-        elapsed_s: 0.0,
-        kops: 0.0,
-        kops_min: 0.0,
-        kops_max: 0.0,
-        runs_kops: vec![],
-        read_kops: 0.0,
-        write_kops: 0.0,
-        thread_ops_min: 0,
-        thread_ops_mean: 0.0,
-        thread_ops_max: 0,
-        starved: false,
-        wait_samples: 0,
-        wait_p50_ns: 0,
-        wait_p99_ns: 0,
-        wait_p999_ns: 0,
-        wait_max_ns: 0,
-        vcsw_per_kop: 0.0,
-        ivcsw_per_kop: 0.0,
-        cpu_ns_per_op: 0.0,
-        cpus_busy: 0.0,
-        bound_kops: 0.0,
-        efficiency: 0.0,
-        events_per_kop: BTreeMap::new(),
-        line_rt_ns_min: 0.0,
-        line_rt_ns_max: 0.0,
-    }
 }
 
 pub fn from_csv(s: &str) -> Result<Vec<CsvRow>, String> {
@@ -409,16 +324,16 @@ fn xml_escape(s: &str) -> String {
 }
 
 /// kops/s against threads (log scale), one line per lock, one panel per
-/// (workload, critical-section load, outside load, read %) — columns are
+/// (workload, critical-section load, outside load, read %, lines) — columns are
 /// critical-section loads. kslock's lines are drawn thicker.
 pub fn to_svg(cells: &[CellResult]) -> String {
-    type PanelKey = (String, u32, u32);
+    type PanelKey = (String, u32, u32, u32);
     let mut cs_loads: Vec<u32> = cells.iter().map(|c| c.cs_load).collect();
     cs_loads.sort_unstable();
     cs_loads.dedup();
     let mut rows: Vec<PanelKey> = cells
         .iter()
-        .map(|c| (c.workload.clone(), c.read_pct, c.outside_load))
+        .map(|c| (c.workload.clone(), c.read_pct, c.outside_load, c.lines))
         .collect();
     rows.sort();
     rows.dedup();
@@ -457,7 +372,7 @@ pub fn to_svg(cells: &[CellResult]) -> String {
             xml_escape(lock)
         );
     }
-    for (ri, (wl, read_pct, outside)) in rows.iter().enumerate() {
+    for (ri, (wl, read_pct, outside, lines)) in rows.iter().enumerate() {
         for (ci, cs) in cs_loads.iter().enumerate() {
             let panel: Vec<&CellResult> = cells
                 .iter()
@@ -465,6 +380,7 @@ pub fn to_svg(cells: &[CellResult]) -> String {
                     c.workload == *wl
                         && c.read_pct == *read_pct
                         && c.outside_load == *outside
+                        && c.lines == *lines
                         && c.cs_load == *cs
                 })
                 .collect();
@@ -493,13 +409,18 @@ pub fn to_svg(cells: &[CellResult]) -> String {
             let yp = |k: f64| y0 - (y0 - y1) * k / ymax;
             let _ = writeln!(
                 s,
-                r#"<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{} · cs-load {} · read {}% · outside {}</text>"#,
+                r#"<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{} · cs-load {} · read {}% · outside {}{}</text>"#,
                 (x0 + x1) / 2.0,
                 oy + 18.0,
                 xml_escape(wl),
                 cs,
                 read_pct,
-                outside
+                outside,
+                if *lines > 0 {
+                    format!(" · lines {lines}")
+                } else {
+                    String::new()
+                }
             );
             let _ = writeln!(
                 s,
@@ -567,17 +488,6 @@ pub fn to_svg(cells: &[CellResult]) -> String {
     s
 }
 
-/// kops/s for humans: 1234.5 → "1235", 12.34 → "12.3".
-pub fn fmt_kops(k: f64) -> String {
-    if k >= 100.0 {
-        format!("{k:.0}")
-    } else if k >= 10.0 {
-        format!("{k:.1}")
-    } else {
-        format!("{k:.2}")
-    }
-}
-
 // ------------------------------------------------------------ sink
 
 /// Export directory that is rewritten after every cell.
@@ -610,32 +520,9 @@ impl Sink {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    pub(crate) fn sample_cell(lock: &str, threads: usize, kops: f64) -> CellResult {
-        let mut c = dummy_cell();
-        c.workload = "matrix".into();
-        c.lock = lock.into();
-        c.kind = "mutex".into();
-        c.ours = lock.starts_with("kslock");
-        c.threads = threads;
-        c.cs_load = 20;
-        c.kops = kops;
-        c.kops_min = kops * 0.9;
-        c.kops_max = kops * 1.1;
-        c.runs_kops = vec![kops * 0.9, kops, kops * 1.1];
-        c.thread_ops_min = 10;
-        c.thread_ops_mean = 12.5;
-        c.thread_ops_max = 30;
-        c.starved = true;
-        c.wait_p99_ns = 12345;
-        c.cpu_ns_per_op = 1.0 / 3.0;
-        c.efficiency = 0.1 + 0.2;
-        c.events_per_kop.insert("fallbacks".into(), 1.25);
-        (c.line_rt_ns_min, c.line_rt_ns_max) = (118.25, 503.5);
-        c
-    }
+    use crate::cell::tests::sample_cell;
 
     #[test]
     fn json_round_trip() {

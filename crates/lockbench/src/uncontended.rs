@@ -1,11 +1,13 @@
-//! `lockbench uncontended`: what one lock + unlock costs when nobody else wants the lock (the
-//! issue's "uncontended lock+unlock" target), in a loop that does nothing else.
+//! What one lock + unlock pair costs when nobody else wants the lock, in a loop that does
+//! nothing else: the per-lock loops of `lockbench uncontended` (the command and its table are
+//! above the registry).
 //!
 //! Each lock runs in its own monomorphised, never-inlined loop (`lock; touch the guard;
-//! unlock`), one thread, `--ops` pairs per run; every repeat runs all the locks back to back,
-//! rotating their order, and the table reports each lock's median ns per pair (min–max over the
-//! repeats) and its ratio to parking_lot's lock of the same kind (mutex or rwlock) from the
-//! same repeats. Rwlocks report the write pair and the read pair.
+//! unlock`), one thread, `ops` pairs per run. Rwlocks report the write pair and the read pair.
+//!
+//! The loops run while the process has another thread ([`IdleThread`], blocked): glibc's lock
+//! functions take a shortcut while a process has a single thread (no atomic instructions), and
+//! the programs that use locks have threads.
 //!
 //! The matrix's 1-thread, CS load 0 cell measures the same pair inside lockbench's worker loop,
 //! whose per-operation bookkeeping (operation counters, the exclusion check, a sampled wait
@@ -13,10 +15,67 @@
 //! leaves the lock alone. Report both.
 
 use std::hint::black_box;
-use std::io::Write;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crate::locks::{BenchLock, Kind, LockInfo};
+use serde::{Deserialize, Serialize};
+
+use crate::locks::BenchLock;
+
+/// One lock's pair in one mode, over the repeats of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairResult {
+    pub lock: String,
+    /// "write" (exclusive) or "read" (shared).
+    pub pair: String,
+    /// Median ns per lock + unlock pair, and the fastest and slowest repeat.
+    pub ns: f64,
+    pub ns_min: f64,
+    pub ns_max: f64,
+    /// `ns` ÷ parking_lot's lock of the same kind in the same mode and repeats (`None`: it
+    /// did not run).
+    pub vs_parking_lot: Option<f64>,
+}
+
+/// A thread that blocks until the guard is dropped, so that the process has more than one
+/// thread while it lives (module doc).
+pub struct IdleThread {
+    wake: Option<mpsc::Sender<()>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl IdleThread {
+    /// Spawns the thread (it waits on a channel nobody sends on).
+    pub fn spawn() -> IdleThread {
+        let (tx, rx) = mpsc::channel::<()>();
+        let handle = std::thread::Builder::new()
+            .name("lockbench-idle".into())
+            .spawn(move || {
+                // Returns when the sender is dropped.
+                let _ = rx.recv();
+            })
+            .expect("spawn the idle thread");
+        IdleThread {
+            wake: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
+    /// Is the thread still there (blocked)?
+    pub fn is_alive(&self) -> bool {
+        self.handle.as_ref().is_some_and(|h| !h.is_finished())
+    }
+}
+
+impl Drop for IdleThread {
+    fn drop(&mut self) {
+        drop(self.wake.take());
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
 
 /// One measurement: ns per exclusive (write) pair and, for rwlocks, per shared (read) pair.
 pub type UncontendedFn = fn(u64) -> (f64, Option<f64>);
@@ -43,82 +102,6 @@ fn pairs<G>(ops: u64, acquire: impl Fn() -> G) -> f64 {
     t.elapsed().as_nanos() as f64 / ops.max(1) as f64
 }
 
-/// One lock's runs.
-struct Runs {
-    info: LockInfo,
-    write: Vec<f64>,
-    read: Vec<f64>,
-}
-
-/// Median ([`crate::stats::median`], as the matrix's cells) and (min, max) of `v` (not empty).
-fn summary(v: &[f64]) -> (f64, f64, f64) {
-    let (lo, hi) = crate::stats::range(v.iter().copied()).unwrap_or((f64::NAN, f64::NAN));
-    (crate::stats::median(v), lo, hi)
-}
-
-/// The reference lock for `kind`: parking_lot's.
-fn reference(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Mutex => "parking-lot-mutex",
-        Kind::RwLock => "parking-lot-rwlock",
-    }
-}
-
-/// Runs `locks` (each once per repeat, the order rotating) and writes the table.
-pub fn run(locks: &[LockInfo], ops: u64, repeats: u32, out: &mut dyn Write) -> Result<(), String> {
-    let mut runs: Vec<Runs> = locks
-        .iter()
-        .map(|&info| Runs {
-            info,
-            write: Vec::new(),
-            read: Vec::new(),
-        })
-        .collect();
-    let n = runs.len();
-    for r in 0..repeats as usize {
-        for i in 0..n {
-            let lock = &mut runs[(i + r) % n];
-            let (w, rd) = (lock.info.uncontended)(ops);
-            lock.write.push(w);
-            lock.read.extend(rd);
-        }
-    }
-    let median_of = |name: &str, read: bool| {
-        runs.iter()
-            .find(|l| l.info.name == name)
-            .map(|l| summary(if read { &l.read } else { &l.write }).0)
-    };
-    let mut text = format!(
-        "== uncontended: one thread, {ops} lock + unlock pairs per run, median of {repeats} \
-         interleaved repeats ==\n{:<36} {:>6} {:>18} {:>9}\n",
-        "lock", "pair", "ns (min-max)", "÷ pl"
-    );
-    for l in &runs {
-        for (read, v) in [(false, &l.write), (true, &l.read)] {
-            if v.is_empty() {
-                continue;
-            }
-            let (med, lo, hi) = summary(v);
-            let vs = median_of(reference(l.info.kind), read)
-                .map_or_else(|| "-".to_string(), |p| format!("{:.3}x", med / p));
-            text.push_str(&format!(
-                "{:<36} {:>6} {:>6.2} ({:.2}-{:.2}) {:>9}\n",
-                l.info.name,
-                if read { "read" } else { "write" },
-                med,
-                lo,
-                hi,
-                vs
-            ));
-        }
-    }
-    text.push_str(
-        "÷ pl = ns ÷ parking_lot's lock of the same kind (mutex or rwlock) in the same run; \
-         lower is faster.\n",
-    );
-    out.write_all(text.as_bytes()).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,23 +116,11 @@ mod tests {
     }
 
     #[test]
-    fn the_table_names_every_lock_and_its_ratio_to_parking_lot() {
-        let mut out = Vec::new();
-        let locks: Vec<LockInfo> = ["std-mutex", "parking-lot-mutex", "std-rwlock"]
-            .iter()
-            .map(|n| crate::locks::find(n).unwrap())
-            .collect();
-        run(&locks, 1000, 3, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        let row = |name: &str| {
-            text.lines()
-                .filter(|l| l.starts_with(name))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(row("std-mutex").len(), 1, "{text}");
-        assert!(row("parking-lot-mutex")[0].ends_with("1.000x"), "{text}");
-        // std's rwlock: both pairs, and no parking_lot rwlock in the run to divide by.
-        assert_eq!(row("std-rwlock").len(), 2, "{text}");
-        assert!(row("std-rwlock").iter().all(|l| l.ends_with('-')), "{text}");
+    fn the_idle_thread_lives_until_dropped() {
+        let idle = IdleThread::spawn();
+        let (w, _) = measure::<crate::locks::peers::PthreadMutex<0>>(10_000);
+        assert!(w > 0.0);
+        assert!(idle.is_alive(), "it blocks while the loops run");
+        drop(idle);
     }
 }

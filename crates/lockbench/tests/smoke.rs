@@ -138,6 +138,112 @@ fn workloads_run_against_peers() {
 }
 
 #[test]
+fn data_and_condvar_workloads_run_against_peers() {
+    let out = run(&[
+        "workload",
+        "data",
+        "--locks",
+        "std-mutex,parking-lot-rwlock",
+        "--threads",
+        "3",
+        "--lines",
+        "4,32",
+        "--read-pct",
+        "90",
+        "--secs",
+        "0.05",
+        "--warmup",
+        "0",
+        "--format",
+        "csv",
+    ]);
+    let rows = from_csv(&out).unwrap();
+    assert_eq!(rows.len(), 4, "{out}");
+    assert!(
+        rows.iter().all(|r| r.workload == "data" && r.kops > 0.0),
+        "{out}"
+    );
+    let mut lines: Vec<u32> = rows.iter().map(|r| r.lines).collect();
+    lines.sort_unstable();
+    assert_eq!(lines, vec![4, 4, 32, 32]);
+    let out = run(&[
+        "workload",
+        "condvar",
+        "--threads",
+        "2,4",
+        "--outside-load",
+        "20",
+        "--secs",
+        "0.05",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ]);
+    let r = Report::from_json(&out).unwrap();
+    let locks: std::collections::BTreeSet<&str> = r.cells.iter().map(|c| c.lock.as_str()).collect();
+    for l in ["std-mutex", "parking-lot-mutex", "pthread-mutex"] {
+        assert!(locks.contains(l), "{l} missing: {locks:?}");
+    }
+    assert!(locks.iter().all(|l| !l.starts_with("spin")), "{locks:?}");
+    assert!(r.calibration.is_empty(), "no 1-thread bound for a queue");
+    for c in &r.cells {
+        assert!(
+            c.kops > 0.0 && c.read_kops > 0.0 && c.write_kops > 0.0,
+            "{c:?}"
+        );
+        // An item is counted once, at its pop.
+        assert!(
+            (c.kops - c.read_kops).abs() < 1e-9 * c.kops.max(1.0),
+            "{c:?}"
+        );
+    }
+}
+
+#[test]
+fn workload_usage_errors_exit_2() {
+    let parse = |args: &[&str]| {
+        Cli::try_parse_from(std::iter::once("lockbench").chain(args.iter().copied())).unwrap()
+    };
+    for (args, msg) in [
+        (
+            &["workload", "condvar", "--threads", "1,2"][..],
+            "at least 2 threads",
+        ),
+        (
+            &[
+                "workload",
+                "condvar",
+                "--threads",
+                "2",
+                "--locks",
+                "spin-ttas",
+            ],
+            "spin-ttas has no condvar",
+        ),
+        (
+            &["workload", "tree", "--lines", "4"],
+            "--lines is for the data workload",
+        ),
+    ] {
+        let e = lockbench::cli::validate(&parse(args)).expect_err(msg);
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains(msg), "{e}");
+    }
+    let e = lockbench::cli::validate(&parse(&[
+        "workload",
+        "condvar",
+        "--threads",
+        "2",
+        "--locks",
+        "std-rwlock",
+    ]))
+    .unwrap_err();
+    assert!(e.to_string().contains("condvar runs on: "), "{e}");
+    assert!(e.to_string().contains("std-mutex"), "{e}");
+}
+
+#[test]
 fn list_names_every_peer() {
     let out = run(&["list"]);
     for l in [

@@ -1,5 +1,5 @@
-//! Adapters for kslock's own locks: every kslock type the benchmark knows is
-//! in this one file.
+//! Adapters for kslock's own locks: every kslock lock type the benchmark knows is
+//! in this one file (the registry gives them their names).
 //!
 //! * feature `kslock`: `kslock::RawMutexWith<P>` (default policy, `PackedOsq`, `KernelHandoff`).
 //! * feature `kslock-rwsem`: `kslock::RawRwSemWith<P>` and its policy variants.
@@ -7,34 +7,10 @@
 //! Locking goes through the `lock_api` raw traits, the seed S3 path through
 //! the inherent `try_lock_spin` / `try_write_spin`.
 
-use super::{entry, BenchLock, LockInfo, RawGuard, RawUnlock};
+use super::{BenchLock, RawGuard, RawUnlock};
 
-pub fn entries() -> Vec<LockInfo> {
-    #[allow(unused_mut)]
-    let mut v = vec![
-        entry!(
-            "kslock-mutex",
-            KsMutex<kslock::policy::DefaultPolicy>,
-            true,
-            "kslock::RawMutex, default policy (OSQ SplitIdLine)"
-        ),
-        entry!(
-            "kslock-mutex-packed-osq",
-            KsMutex<kslock::policy::PackedOsq>,
-            true,
-            "kslock::RawMutexWith<PackedOsq> (seed S1 A side)"
-        ),
-        entry!(
-            "kslock-mutex-kernel-handoff",
-            KsMutex<kslock::policy::KernelHandoff>,
-            true,
-            "kslock::RawMutexWith<KernelHandoff>: handoff after one lost race, no fairness window"
-        ),
-    ];
-    #[cfg(feature = "kslock-rwsem")]
-    v.extend(rwsem::entries());
-    v
-}
+#[cfg(feature = "kslock-rwsem")]
+pub use rwsem::{KsRw, WriteSpin};
 
 /// `kslock::RawMutexWith<P>`.
 pub struct KsMutex<P: kslock::policy::MutexPolicy>(kslock::RawMutexWith<P>);
@@ -75,61 +51,8 @@ impl<P: kslock::policy::MutexPolicy> BenchLock for KsMutex<P> {
 
 #[cfg(feature = "kslock-rwsem")]
 mod rwsem {
-    use super::super::{entry, BenchLock, LockInfo, RawGuard, RawUnlock};
+    use super::super::{BenchLock, RawGuard, RawUnlock};
     use kslock::policy;
-
-    pub fn entries() -> Vec<LockInfo> {
-        vec![
-            entry!(
-                "kslock-rwsem",
-                KsRw<kslock::RawRwSemWith<policy::DefaultPolicy>>,
-                true,
-                "kslock::RawRwSem, default policy"
-            ),
-            entry!(
-                "kslock-rwsem-reader-spin-on",
-                KsRw<kslock::RawRwSemWith<policy::ReaderSpinOn>>,
-                true,
-                "RawRwSemWith<ReaderSpinOn> (seed S4: every reader spins)"
-            ),
-            entry!(
-                "kslock-rwsem-reader-spin-limited",
-                KsRw<kslock::RawRwSemWith<policy::ReaderSpinLimited>>,
-                true,
-                "RawRwSemWith<ReaderSpinLimited> (seed S4: one reader spins)"
-            ),
-            entry!(
-                "kslock-rwsem-wake-flag",
-                KsRw<kslock::RawRwSemWith<policy::WakeFlag>>,
-                true,
-                "RawRwSemWith<WakeFlag> (seed S0)"
-            ),
-            entry!(
-                "kslock-rwsem-trylock-if-spinner",
-                KsRw<kslock::RawRwSemWith<policy::TrylockIfSpinner>>,
-                true,
-                "RawRwSemWith<TrylockIfSpinner> (seed S0)"
-            ),
-            entry!(
-                "kslock-rwsem-never-spin-on-readers",
-                KsRw<kslock::RawRwSemWith<policy::NeverSpinOnReaders>>,
-                true,
-                "RawRwSemWith<NeverSpinOnReaders> (seed S2)"
-            ),
-            entry!(
-                "kslock-rwsem-packed-osq",
-                KsRw<kslock::RawRwSemWith<policy::PackedOsq>>,
-                true,
-                "RawRwSemWith<PackedOsq> (seed S1)"
-            ),
-            entry!(
-                "kslock-rwsem-hybrid",
-                KsRw<kslock::hybrid::RawHybridRwSem>,
-                true,
-                "kslock::hybrid::RawHybridRwSem: the mutex for writers, reads shared or through the mutex by measurement"
-            ),
-        ]
-    }
 
     /// The seed S3 write path of a kslock rw lock (`try_write_spin` where it has one).
     pub trait WriteSpin: lock_api::RawRwLock + Send + Sync + 'static {

@@ -1,14 +1,19 @@
-//! The locks under test and the registry that names them.
+//! The locks under test: the [`BenchLock`] interface and its adapters ([`peers`], and
+//! [`kslock`] with the `kslock` feature).
 //!
 //! Every lock implements [`BenchLock`], a guard-based interface: the timed
 //! loops are generic over it, so each lock gets its own monomorphised runner
-//! and the only dynamic dispatch is the one registry call per cell.
+//! and the only dynamic dispatch is the one registry call per cell (the
+//! registry, above the runners, names the adapters).
 //!
 //! Mutexes implement `read` as `write` (a reader is exclusive) and report
-//! `RW = false`.
+//! `RW = false`. The adapters depend on nothing in the crate above [`crate::util`].
 
 use std::cell::UnsafeCell;
 
+use crate::util::CachePadded;
+
+pub mod condvar;
 pub mod peers;
 
 #[cfg(feature = "kslock")]
@@ -37,21 +42,6 @@ pub trait BenchLock: Send + Sync + 'static {
     }
 }
 
-/// 128-byte alignment: the adjacent-line prefetcher on x86_64 pulls lines in
-/// pairs, so a 64-byte pad is not enough to keep a lock away from counters.
-/// The wrapper starts on a 128-byte boundary and its size is a multiple of
-/// 128, so nothing else shares its lines.
-#[repr(C, align(128))]
-#[derive(Default)]
-pub struct CachePadded<T>(pub T);
-
-impl<T> std::ops::Deref for CachePadded<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
 /// Locks whose unlock is a plain method (pthread, spinlock, lock_api raw
 /// locks) share this guard; it is generic, so the unlock call is static.
 pub trait RawUnlock {
@@ -71,75 +61,6 @@ impl<L: RawUnlock, const READ: bool> Drop for RawGuard<'_, L, READ> {
         // SAFETY: a guard is only built right after acquiring in this mode.
         unsafe { self.0.unlock_mode(READ) }
     }
-}
-
-/// What kind of lock a registry entry is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Mutex,
-    RwLock,
-}
-
-/// The per-lock entry point: runs one cell of any workload. The match on the
-/// workload happens once per cell, outside the timed loop.
-pub type RunFn =
-    fn(&crate::runner::WorkSpec, &crate::runner::CellConfig) -> crate::runner::RunOutcome;
-
-/// One registry entry.
-#[derive(Clone, Copy)]
-pub struct LockInfo {
-    pub name: &'static str,
-    pub kind: Kind,
-    /// kslock's own lock (as opposed to a peer).
-    pub ours: bool,
-    pub help: &'static str,
-    pub run: RunFn,
-    /// The `timeline` command's recorder for this lock.
-    pub timeline: TimelineFn,
-    /// The `uncontended` command's loops for this lock.
-    pub uncontended: crate::uncontended::UncontendedFn,
-}
-
-/// The per-lock entry point of `lockbench timeline`.
-pub type TimelineFn =
-    fn(&crate::timeline::TimelineCfg) -> Result<crate::timeline::Recording, String>;
-
-macro_rules! entry {
-    ($name:expr, $ty:ty, $ours:expr, $help:expr) => {
-        $crate::locks::LockInfo {
-            name: $name,
-            kind: if <$ty as $crate::locks::BenchLock>::RW {
-                $crate::locks::Kind::RwLock
-            } else {
-                $crate::locks::Kind::Mutex
-            },
-            ours: $ours,
-            help: $help,
-            run: $crate::runner::run_any::<$ty>,
-            timeline: $crate::timeline::record::<$ty>,
-            uncontended: $crate::uncontended::measure::<$ty>,
-        }
-    };
-}
-pub(crate) use entry;
-
-/// All locks compiled into this binary, kslock's first.
-pub fn registry() -> Vec<LockInfo> {
-    #[allow(unused_mut)]
-    let mut v = Vec::new();
-    #[cfg(feature = "kslock")]
-    v.extend(kslock::entries());
-    v.extend(peers::entries());
-    v
-}
-
-/// Names of all registered locks (for usage messages).
-pub fn names() -> Vec<&'static str> {
-    registry().iter().map(|l| l.name).collect()
-}
-
-pub fn find(name: &str) -> Option<LockInfo> {
-    registry().into_iter().find(|l| l.name == name)
 }
 
 /// Interior storage that never moves (pthread objects must stay where they

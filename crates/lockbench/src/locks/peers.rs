@@ -3,62 +3,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{entry, BenchLock, LockInfo, Pinned, RawGuard, RawUnlock};
-
-pub fn entries() -> Vec<LockInfo> {
-    vec![
-        entry!("std-mutex", StdMutex, false, "std::sync::Mutex (futex)"),
-        entry!(
-            "std-rwlock",
-            StdRwLock,
-            false,
-            "std::sync::RwLock (futex, writer-preferring)"
-        ),
-        entry!("parking-lot-mutex", PlMutex, false, "parking_lot::Mutex"),
-        entry!(
-            "parking-lot-fair-mutex",
-            PlFairMutex,
-            false,
-            "parking_lot::FairMutex (fair unlock)"
-        ),
-        entry!(
-            "parking-lot-rwlock",
-            PlRwLock,
-            false,
-            "parking_lot::RwLock (task-fair)"
-        ),
-        entry!(
-            "pthread-mutex",
-            PthreadMutex<0>,
-            false,
-            "glibc pthread_mutex_t, default type"
-        ),
-        entry!(
-            "pthread-mutex-adaptive",
-            PthreadMutex<{ PTHREAD_MUTEX_ADAPTIVE_NP }>,
-            false,
-            "glibc PTHREAD_MUTEX_ADAPTIVE_NP (spins before sleeping)"
-        ),
-        entry!(
-            "pthread-rwlock",
-            PthreadRwLock<0>,
-            false,
-            "glibc pthread_rwlock_t, default (prefers readers)"
-        ),
-        entry!(
-            "pthread-rwlock-prefer-writer",
-            PthreadRwLock<{ PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP }>,
-            false,
-            "glibc PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP"
-        ),
-        entry!(
-            "spin-ttas",
-            SpinTtas,
-            false,
-            "test-and-test-and-set spinlock, sched_yield every 64 failed polls"
-        ),
-    ]
-}
+use super::{BenchLock, Pinned, RawGuard, RawUnlock};
+use crate::util::CachePadded;
 
 // ---------------------------------------------------------------- std
 
@@ -220,7 +166,7 @@ impl<const TYPE: i32> BenchLock for PthreadMutex<TYPE> {
         // SAFETY: zeroed storage is then initialised by pthread_mutex_init
         // before use and never moves (it is boxed).
         unsafe {
-            let p = Pinned(Box::new(super::CachePadded(std::cell::UnsafeCell::new(
+            let p = Pinned(Box::new(CachePadded(std::cell::UnsafeCell::new(
                 std::mem::zeroed(),
             ))));
             let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
@@ -277,7 +223,7 @@ impl<const KIND: i32> BenchLock for PthreadRwLock<KIND> {
     fn new() -> Self {
         // SAFETY: as for PthreadMutex::new.
         unsafe {
-            let p = Pinned(Box::new(super::CachePadded(std::cell::UnsafeCell::new(
+            let p = Pinned(Box::new(CachePadded(std::cell::UnsafeCell::new(
                 std::mem::zeroed(),
             ))));
             let mut attr: libc::pthread_rwlockattr_t = std::mem::zeroed();
@@ -414,16 +360,5 @@ mod tests {
         try_semantics::<PthreadRwLock<0>>();
         try_semantics::<PthreadRwLock<PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP>>();
         try_semantics::<SpinTtas>();
-    }
-
-    #[test]
-    fn registry_is_complete() {
-        let names: Vec<_> = entries().iter().map(|e| e.name).collect();
-        assert_eq!(names.len(), 10);
-        let rw = entries()
-            .iter()
-            .filter(|e| e.kind == crate::locks::Kind::RwLock)
-            .count();
-        assert_eq!(rw, 4);
     }
 }

@@ -4,20 +4,12 @@
 //!
 //! | figure | meaning |
 //! |---|---|
-//! | handover, same CPU / other CPU | handover gaps (module doc of [`super`]) split by whether the new holder entered on the CPU the old one last entered on, with the gaps' sum as a share of the window: a new holder on the same CPU could only run once the old one left it (or was switched out), a new holder on the other CPU was running or woken there |
+//! | handover, same CPU / other CPU | handover gaps (module doc of `lockbench::timeline`) split by whether the new holder entered on the CPU the old one last entered on, with the gaps' sum as a share of the window: a new holder on the same CPU could only run once the old one left it (or was switched out), a new holder on the other CPU was running or woken there |
 //! | stints | a thread's exclusive sections in a row, from its first enter to its last exit: how long one thread keeps the lock (a turn, a batch, a single barging section), how many a second, and the share of the stints' time in stints at least [`LONG_STINT`] × the median stint |
 //! | return | from the end of a thread's stint to the start of its next one: how long the lock takes to come back to a thread (with many threads, the rotation) |
 //! | stretched | exclusive sections at least [`STRETCH`] × the median exclusive section, and their excess over the median as a share of the window: the holder was switched out or interrupted inside its section |
-//!
-//! Session 46 split the kslock mutex's lost time with them, at 96 threads on the 2-vCPU
-//! development VM (`lockbench timeline --lock kslock-mutex --threads 96 --cs-load 100 --ops
-//! 8000`, and `--cs-load 20 --ops 40000`; README, known gaps): handovers to a thread on the
-//! old holder's CPU took 4.3% / 5.1% of the window (CS load 100 / 20; median gaps 18 / 20 µs)
-//! against 1.8% / 2.1% for those to the other CPU (medians 0.8 µs); stretched sections 4.8% /
-//! 4.7%; stints of at least 4× the median (≈ 1 ms, against medians of 116 / 111 µs) held
-//! 21.5% / 17.0% of the stints' time.
 
-use super::Summary;
+use super::summary::Summary;
 
 /// A stint is long at this many times the median stint (the threshold of
 /// [`Holds::long_stint_share`]): a turn that ran past its window several times over.

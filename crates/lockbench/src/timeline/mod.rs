@@ -10,11 +10,9 @@
 //! monotonic clock and `sched_getcpu`. Every section also runs the matrix's exclusion check
 //! ([`Excl`]).
 //!
-//! The stamps cost time: ≈ 125 ns per operation on the development VM (uncontended kslock
-//! mutex, ns per operation in `timeline` against `lockbench matrix`: CS load 0 128 vs 7.8,
-//! CS load 1 165 vs 39, CS load 20 673 vs 537). At CS load 1 they outlast the section and
-//! act as work outside the lock (≈ 4 pauses' worth), which changes how often a lock changes
-//! hands; at CS load 20 they add a quarter, at CS load 100 a twentieth.
+//! The stamps cost time, ≈ 125 ns per operation on the 2-vCPU development VM: at CS load 1
+//! they outlast the section and act as work outside the lock (≈ 4 pauses' worth), which changes
+//! how often a lock changes hands; at CS load 20 they add a quarter, at CS load 100 a twentieth.
 //!
 //! The report covers the middle 80% of the window in which every thread was stamping
 //! ([`analyse`]):
@@ -39,12 +37,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::locks::{BenchLock, CachePadded};
-use crate::runner::{pause, Excl};
+use crate::excl::Excl;
+use crate::locks::BenchLock;
 use crate::stats::{pin_to, Rng};
+use crate::util::{pause, CachePadded};
 
 pub mod holds;
+pub mod summary;
 use holds::Holds;
+pub use summary::Summary;
 
 /// Most stamps one run may hold (threads × ops; 40 bytes each, 320 MB).
 pub const MAX_STAMPS: usize = 8_000_000;
@@ -236,46 +237,6 @@ pub fn record<L: BenchLock>(cfg: &TimelineCfg) -> Result<Recording, String> {
         threads,
         ns_per_tick,
     })
-}
-
-/// Order statistics of a set of durations, ns.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Summary {
-    pub n: usize,
-    pub p50: f64,
-    pub mean: f64,
-    pub p90: f64,
-    pub p99: f64,
-}
-
-impl Summary {
-    fn of(mut v: Vec<f64>) -> Summary {
-        if v.is_empty() {
-            return Summary::default();
-        }
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        Summary {
-            n,
-            p50: v[n / 2],
-            mean: v.iter().sum::<f64>() / n as f64,
-            p90: v[n * 9 / 10],
-            p99: v[n * 99 / 100],
-        }
-    }
-}
-
-impl std::fmt::Display for Summary {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.n == 0 {
-            return write!(f, "-");
-        }
-        write!(
-            f,
-            "median {:.0} mean {:.0} p90 {:.0} p99 {:.0} ns (n {})",
-            self.p50, self.mean, self.p90, self.p99, self.n
-        )
-    }
 }
 
 /// What [`analyse`] derives from a recording (module doc table).

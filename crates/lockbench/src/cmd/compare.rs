@@ -1,15 +1,30 @@
 //! `lockbench compare OLD.json NEW.json`: per-cell ratios, a summary, and the two runs'
-//! scoreboards side by side (rebuilt from the cells, so reports written before the scoreboard
-//! existed compare too).
+//! scoreboards side by side, family by family, with the overall line (rebuilt from the cells
+//! and fairness runs, so reports written before the scoreboard or the suite existed compare
+//! too).
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::PathBuf;
 
-use crate::cli::CompareArgs;
-use crate::results::{fmt_kops, CellResult, Report};
+use clap::Args;
+
+use crate::cell::CellResult;
+use crate::results::Report;
 use crate::scoreboard::{Family, Scoreboard};
+use crate::util::fmt_kops;
 
-type Key = (String, String, usize, u32, u32, u32);
+/// `lockbench compare`'s arguments.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct CompareArgs {
+    pub old: PathBuf,
+    pub new: PathBuf,
+    /// Changes within ±this percent count as unchanged in the summary.
+    #[arg(long, default_value_t = 5.0)]
+    pub threshold: f64,
+}
+
+type Key = (String, String, usize, u32, u32, u32, u32);
 
 fn key(c: &CellResult) -> Key {
     (
@@ -19,6 +34,7 @@ fn key(c: &CellResult) -> Key {
         c.cs_load,
         c.outside_load,
         c.read_pct,
+        c.lines,
     )
 }
 
@@ -63,7 +79,7 @@ pub fn matched(old: &Report, new: &Report) -> (Vec<Row>, usize, usize) {
 pub use crate::scoreboard::geomean;
 
 /// How many rows [`family_rows`] gives.
-const FAMILY_ROWS: usize = 8;
+const FAMILY_ROWS: usize = 9;
 
 /// One family's scoreboard as (row name, value) pairs, in the order `compare` prints them.
 fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
@@ -81,6 +97,17 @@ fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
             format!("{}/{}", f.starved, f.starved_checked),
         ),
         (
+            "STARVED, fairness runs",
+            if f.fair_checked == 0 {
+                "-".into()
+            } else {
+                format!(
+                    "{}/{}, max/min {:.2}",
+                    f.fair_starved, f.fair_checked, f.fair_worst_max_min
+                )
+            },
+        ),
+        (
             "worst p99.9 wait",
             format!("{:.2} ms", f.worst_p999_ns as f64 / 1e6),
         ),
@@ -93,19 +120,27 @@ fn family_rows(f: &Family) -> [(&'static str, String); FAMILY_ROWS] {
 
 /// The scoreboards of both runs, family by family (matched by workload, read mix and lock).
 pub fn write_scoreboards(out: &mut dyn Write, old: &Report, new: &Report) -> std::io::Result<()> {
-    let (o, n) = (Scoreboard::of(&old.cells), Scoreboard::of(&new.cells));
+    let (o, n) = (
+        Scoreboard::of_run(&old.cells, &old.fairness),
+        Scoreboard::of_run(&new.cells, &new.fairness),
+    );
     if o.families.is_empty() && n.families.is_empty() {
         return Ok(());
     }
     writeln!(out, "\nscoreboards (kslock ÷ best peer; old → new):")?;
     let id = |f: &Family| (f.workload.clone(), f.read_pct, f.lock.clone());
-    let mut ids: Vec<_> = o.families.iter().chain(&n.families).map(id).collect();
-    ids.sort();
-    ids.dedup();
+    // The new run's families in its order, then any only in the old one.
+    let mut ids: Vec<_> = Vec::new();
+    for k in n.families.iter().chain(&o.families).map(id) {
+        if !ids.contains(&k) {
+            ids.push(k);
+        }
+    }
     for k in ids {
         let fo = o.families.iter().find(|f| id(f) == k);
         let fnew = n.families.iter().find(|f| id(f) == k);
-        writeln!(out, "  {} ({}, {}% reads)", k.2, k.0, k.1)?;
+        let name = fo.or(fnew).map_or("", |f| f.name.as_str());
+        writeln!(out, "  {name}: {} ({}, {}% reads)", k.2, k.0, k.1)?;
         let (ro, rn) = (fo.map(family_rows), fnew.map(family_rows));
         for i in 0..FAMILY_ROWS {
             let cell = |r: &Option<[(&str, String); FAMILY_ROWS]>| {
@@ -115,6 +150,37 @@ pub fn write_scoreboards(out: &mut dyn Write, old: &Report, new: &Report) -> std
             writeln!(out, "    {name:<24} {:>22} → {}", cell(&ro), cell(&rn))?;
         }
     }
+    for (name, lock, pair) in [
+        ("uncontended mutex", "kslock-mutex", "write"),
+        ("uncontended rwsem write", "kslock-rwsem", "write"),
+        ("uncontended rwsem read", "kslock-rwsem", "read"),
+    ] {
+        let vs = |r: &Report| {
+            r.uncontended
+                .iter()
+                .find(|p| p.lock == lock && p.pair == pair)
+                .and_then(|p| p.vs_parking_lot)
+                .map_or("-".to_string(), |x| format!("{x:.2}x"))
+        };
+        if !old.uncontended.is_empty() || !new.uncontended.is_empty() {
+            writeln!(
+                out,
+                "    {name:<24} {:>22} → {} (÷ parking_lot)",
+                vs(old),
+                vs(new)
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "  overall: geo-mean over families of each one's geo-mean at threads ≥ 8 ({} → {} \
+         families)\n    {:<24} {:>22} → {:.2}x",
+        o.families.len(),
+        n.families.len(),
+        "overall",
+        format!("{:.2}x", o.overall_8.unwrap_or(f64::NAN)),
+        n.overall_8.unwrap_or(f64::NAN)
+    )?;
     Ok(())
 }
 
@@ -149,7 +215,13 @@ pub fn write(
     )?;
     let lim = 1.0 + threshold / 100.0;
     for r in &rows {
-        let (w, l, t, cs, o, rd) = &r.key;
+        let (w, l, t, cs, o, rd, lines) = &r.key;
+        // (`data` cells: the workload and its lines, "data/32".)
+        let w = if *lines > 0 {
+            format!("{w}/{lines}")
+        } else {
+            w.clone()
+        };
         let ratio = r.ratio();
         let mark = if ratio > lim {
             "  +"
@@ -206,7 +278,7 @@ pub fn run(a: &CompareArgs, out: &mut dyn Write) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::tests::sample_cell;
+    use crate::cell::tests::sample_cell;
 
     #[test]
     fn ratios_and_summary() {
@@ -253,5 +325,16 @@ mod tests {
         assert!(s.contains("0.50x → 1.50x"), "{s}");
         assert!(s.contains("0/1 → 1/1"), "{s}");
         assert!(s.contains("NaNx → 2.00x"), "{s}");
+        assert!(
+            s.contains("  mutex: kslock-mutex (matrix, 0% reads)"),
+            "{s}"
+        );
+        assert!(s.contains("STARVED, fairness runs"), "{s}");
+        // One family each: the overall is its geo-mean at 8+ threads.
+        assert!(
+            s.lines()
+                .any(|l| l.trim_start().starts_with("overall") && l.ends_with("0.50x → 1.50x")),
+            "{s}"
+        );
     }
 }

@@ -14,11 +14,43 @@
 
 use std::io::Write;
 
-use crate::cli::{Format, SeedArgs, SeedId};
-use crate::locks;
-use crate::matrix::{Group, Session, Timing};
-use crate::results::{fmt_kops, to_csv, CellResult, Sink};
-use crate::runner::WorkSpec;
+use clap::{Args, ValueEnum};
+
+use crate::args::{parse_threads, Format, RunArgs, ThreadList};
+use crate::cell::CellResult;
+use crate::registry;
+use crate::results::{to_csv, Sink};
+use crate::session::{Group, Session, Timing};
+use crate::util::fmt_kops;
+use crate::workload::WorkSpec;
+
+/// A seed idea.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SeedId {
+    #[value(name = "S0")]
+    S0,
+    #[value(name = "S1")]
+    S1,
+    #[value(name = "S2")]
+    S2,
+    #[value(name = "S3")]
+    S3,
+    #[value(name = "S4")]
+    S4,
+}
+
+/// `lockbench seeds`' arguments.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct SeedArgs {
+    /// Seeds to run (comma-separated) [default: all].
+    #[arg(long, value_delimiter = ',', value_enum, ignore_case = true)]
+    pub only: Vec<SeedId>,
+    /// Thread counts for S4 (the seed's table spans 2..96).
+    #[arg(long, default_value = "2,4,8,16,32,64,96", value_parser = parse_threads)]
+    pub threads: ThreadList,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
 
 /// Short policy label of a kslock variant, as the seed names it.
 fn label(lock: &str) -> &str {
@@ -53,14 +85,14 @@ struct Seed {
 }
 
 fn group(spec: WorkSpec, locks: &[&str], threads: &[usize], cs: &[u32], read: u32) -> Group {
-    Group {
+    Group::new(
         spec,
-        locks: locks.iter().filter_map(|n| locks::find(n)).collect(),
-        threads: threads.to_vec(),
-        cs_loads: cs.to_vec(),
-        outside_loads: vec![0],
-        read_pcts: vec![read],
-    }
+        registry::available(locks),
+        threads.to_vec(),
+        cs.to_vec(),
+        vec![0],
+        vec![read],
+    )
 }
 
 fn kops(c: &CellResult) -> String {
@@ -321,7 +353,7 @@ pub fn run(a: &SeedArgs, out: &mut dyn Write) -> Result<(), String> {
         repeat: a.run.repeat as usize,
         pin: a.run.pin,
     };
-    let runnable = |s: &Seed| s.needs.iter().all(|n| locks::find(n).is_some());
+    let runnable = |s: &Seed| s.needs.iter().all(|n| registry::find(n).is_some());
     let total = chosen
         .iter()
         .filter(|s| runnable(s))
@@ -335,7 +367,7 @@ pub fn run(a: &SeedArgs, out: &mut dyn Write) -> Result<(), String> {
             .needs
             .iter()
             .copied()
-            .filter(|n| locks::find(n).is_none())
+            .filter(|n| registry::find(n).is_none())
             .collect();
         if a.run.format == Format::Table {
             writeln!(out, "\n{}\n  seed: {}", s.title, s.claim).map_err(io)?;
@@ -374,7 +406,7 @@ pub fn run(a: &SeedArgs, out: &mut dyn Write) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::tests::sample_cell;
+    use crate::cell::tests::sample_cell;
 
     #[test]
     fn seed_table_shape() {
@@ -410,8 +442,8 @@ mod tests {
         }
         let args = SeedArgs {
             only: vec![],
-            threads: crate::cli::ThreadList(vec![2]),
-            run: crate::cli::RunArgs {
+            threads: ThreadList(vec![2]),
+            run: RunArgs {
                 secs: Some(0.05),
                 warmup: Some(0.0),
                 repeat: 1,
