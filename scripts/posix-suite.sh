@@ -180,7 +180,9 @@ while read -r b p r _; do
     echo "$b | $(name "$p") | $(name "$r")$note"
 done <<<"$results"
 echo "slowest under the preload (seconds, glibc / preload):"
-sort -k5 -n -r <<<"$results" | head -3 | awk '{ printf "  %s %s / %s\n", $1, $4, $5 }'
+# (awk, not head: head closes the pipe early, sort may then die of SIGPIPE, and pipefail would
+# end the script there.)
+sort -k5 -n -r <<<"$results" | awk 'NR <= 3 { printf "  %s %s / %s\n", $1, $4, $5 }'
 total=$(wc -l <<<"$results")
 plain_pass=$(awk '$2 == 0' <<<"$results" | wc -l)
 pre_pass=$(awk '$3 == 0' <<<"$results" | wc -l)
