@@ -1,4 +1,4 @@
-//! Lock event counters (feature `lock-events`; free when it is off), after the kernel's
+//! Lock event counters (feature `stats`, formerly `lock-events`; free when it is off), after the kernel's
 //! `lock_events_list.h`: one line per event, named `<lock>_<path>_<event>`, counted process-wide.
 //! [`snapshot`] reads them (lockbench reports them per 1000 operations); they exist to explain
 //! measurements, not to drive decisions.
@@ -23,9 +23,9 @@ macro_rules! events {
         pub(crate) enum Event { $($(#[$doc])* $name,)* }
 
         /// Every event's name, in `Event` order.
-        #[cfg(feature = "lock-events")]
+        #[cfg(feature = "stats")]
         const NAMES: &[&str] = &[$(stringify!($name),)*];
-        #[cfg(feature = "lock-events")]
+        #[cfg(feature = "stats")]
         const N: usize = NAMES.len();
     };
 }
@@ -166,16 +166,16 @@ events! {
     hybrid_backoff_reset,
 }
 
-/// Adds `n` to `e` (nothing without feature `lock-events`).
+/// Adds `n` to `e` (nothing without feature `stats`).
 #[inline(always)]
 pub(crate) fn add(e: Event, n: u64) {
-    #[cfg(feature = "lock-events")]
+    #[cfg(feature = "stats")]
     imp::add(e, n);
-    #[cfg(not(feature = "lock-events"))]
+    #[cfg(not(feature = "stats"))]
     let _ = (e, n);
 }
 
-#[cfg(feature = "lock-events")]
+#[cfg(feature = "stats")]
 mod imp {
     use super::{Event, N, NAMES};
     use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -206,19 +206,19 @@ mod imp {
     }
 }
 
-/// Counts one `e` (nothing without feature `lock-events`).
+/// Counts one `e` (nothing without feature `stats`).
 #[inline(always)]
 pub(crate) fn count(e: Event) {
-    #[cfg(feature = "lock-events")]
+    #[cfg(feature = "stats")]
     imp::count(e);
-    #[cfg(not(feature = "lock-events"))]
+    #[cfg(not(feature = "stats"))]
     let _ = e;
 }
 
-/// Every event's total so far, by name (empty without feature `lock-events`).
+/// Every event's total so far, by name (empty without feature `stats`).
 pub fn snapshot() -> Vec<(&'static str, u64)> {
-    #[cfg(feature = "lock-events")]
+    #[cfg(feature = "stats")]
     return imp::snapshot();
-    #[cfg(not(feature = "lock-events"))]
+    #[cfg(not(feature = "stats"))]
     Vec::new()
 }

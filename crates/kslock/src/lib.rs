@@ -93,7 +93,8 @@
 //!   `Serialize`/`Deserialize` for the typed locks; `StableAddress` for guards).
 //! * `debug-locks`: the misuse checks that need the thread record (an rwsem write unlock by
 //!   another thread) in release builds too.
-//! * `lock-events`: lock event counters ([`events`]).
+//! * `stats`: contention statistics per lock and call stack ([`stats`]) and the lock event
+//!   counters ([`events`]); `lock-events` is its former name.
 //!
 //! # Missing (compared with parking_lot 0.12)
 //!
@@ -117,7 +118,8 @@
 //! | [`fairness`] | the window a head waiter grants barging threads |
 //! | [`policy`] | seed switches (type parameters) |
 //! | `ablate` | `KSLOCK_OFF` switches for A/B measurements |
-//! | [`events`] | lock event counters (feature `lock-events`) |
+//! | [`events`] | lock event counters (feature `stats`) |
+//! | [`stats`] | contention statistics per lock and call stack (feature `stats`) |
 //! | `chaos` | delay injection for tests (`--cfg kslock_chaos`) |
 //! | [`hybrid`] | an experimental rw lock on the mutex whose reads run shared or through the mutex by measurement; not yet the default `RwSem` |
 //! | `fair_mutex`, `remutex`, `rwlock` | `FairMutex`, `ReentrantMutex`, the rwsem's parking_lot names |
@@ -149,6 +151,7 @@ pub use rwsem::{RwSem, RwSemReadGuard, RwSemUpgradableReadGuard, RwSemWith, RwSe
 #[cfg(not(kslock_loom))]
 mod rwlock;
 mod spin;
+pub mod stats;
 mod sync;
 mod sys;
 mod thread;

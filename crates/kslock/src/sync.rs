@@ -43,6 +43,7 @@ pub(crate) fn spin_hint() {
 /// Gives the CPU away (`sched_yield`; loom's yield under loom).
 #[inline]
 pub(crate) fn yield_now() {
+    crate::stats::note(crate::stats::Note::Yielded);
     #[cfg(not(kslock_loom))]
     std::thread::yield_now();
     #[cfg(kslock_loom)]

@@ -183,7 +183,7 @@ impl WaitList {
     ///
     /// # Safety
     /// The wait_lock is held.
-    #[cfg_attr(not(feature = "lock-events"), allow(dead_code))]
+    #[cfg_attr(not(feature = "stats"), allow(dead_code))]
     pub(crate) unsafe fn len(&self) -> u64 {
         let mut n = 0;
         // SAFETY: caller contract.

@@ -240,6 +240,7 @@ use core::marker::PhantomData;
 use crate::osq::Osq;
 use crate::policy::{DefaultPolicy, MutexPolicy};
 use crate::spin::SpinStats;
+use crate::stats;
 use crate::sync::{loom_const_fn, AtomicU32, AtomicU64, Ordering::*};
 use crate::sys;
 use crate::thread::{current, current_word, OWNER_FLAGS};
@@ -339,8 +340,11 @@ impl<P: MutexPolicy> RawMutex<P> {
             .compare_exchange_weak(0, current_word(), Acquire, Relaxed)
             .is_err()
         {
+            let w = stats::contended(self);
             self.lock_contended(current(), None);
+            return w.acquired();
         }
+        stats::acquired(self);
     }
 
     /// Bytes 16–19, which the mutex never reads or writes (type doc): an embedder's word (the
@@ -364,10 +368,15 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// kernel's `mutex_trylock`); it may overtake sleeping waiters.
     #[inline]
     pub fn try_lock(&self) -> bool {
-        self.owner
+        let held = self
+            .owner
             .compare_exchange(0, current_word(), Acquire, Relaxed)
             .is_ok()
-            || self.try_acquire(current(), false).is_ok()
+            || self.try_acquire(current(), false).is_ok();
+        if held {
+            stats::acquired(self);
+        }
+        held
     }
 
     /// Seed S3: like [`try_lock`](Self::try_lock), but if the owner is running, spin (through
@@ -381,7 +390,11 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// capped spin does not feed the lock's statistics, which estimate its uncapped races.
     pub fn try_lock_spin(&self) -> bool {
         let me = current();
-        self.try_acquire(me, false).is_ok() || self.optimistic_spin(me)
+        let held = self.try_acquire(me, false).is_ok() || self.optimistic_spin(me);
+        if held {
+            stats::acquired(self);
+        }
+        held
     }
 
     /// Acquires the mutex unless `timeout` passes first (a `timeout` too large for the clock
@@ -398,10 +411,16 @@ impl<P: MutexPolicy> RawMutex<P> {
 
     /// `lock` with a monotonic deadline (ns): the fast path, then the timed slow path.
     pub(crate) fn lock_until(&self, deadline: u64) -> bool {
-        self.owner
+        if self
+            .owner
             .compare_exchange(0, current_word(), Acquire, Relaxed)
             .is_ok()
-            || self.lock_contended(current(), Some(deadline))
+        {
+            stats::acquired(self);
+            return true;
+        }
+        let w = stats::contended(self);
+        w.done(self.lock_contended(current(), Some(deadline)))
     }
 
     /// Locks the mutex like [`lock`](Self::lock) (or [`try_lock_for`](Self::try_lock_for) with
@@ -413,7 +432,8 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// releases blocks for ever, as in glibc. `false` = the timeout passed first. (No fast
     /// path: its callers usually hold the lock; the slow path takes a free one first.)
     pub fn lock_or_await_release(&self, timeout: Option<std::time::Duration>) -> bool {
-        self.lock_slow(current(), timeout.map(sys::deadline_after), true)
+        let w = stats::contended(self);
+        w.done(self.lock_slow(current(), timeout.map(sys::deadline_after), true))
     }
 
     /// Releases the mutex. Sleeping waiters may be overtaken by running lockers within the head
@@ -423,6 +443,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// The calling thread holds the mutex. (Violations are detected and panic: see "Misuse".)
     #[inline]
     pub unsafe fn unlock(&self) {
+        stats::released(self);
         self.release(false);
     }
 
@@ -431,6 +452,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// # Safety
     /// The calling thread holds the mutex.
     pub unsafe fn unlock_fair(&self) {
+        stats::released(self);
         self.release(true);
     }
 
@@ -489,6 +511,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                 .compare_exchange(current_word(), 0, Release, Relaxed)
                 .is_err()
         {
+            stats::released_with_waiters(self);
             self.unlock_slow(current(), fair);
         }
     }
@@ -500,6 +523,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     #[inline]
     pub fn unlock_if_owned(&self) -> bool {
         let me = current_word();
+        stats::released(self);
         if turn::due_now() && owner_of(self.owner.load(Relaxed)) == me && self.release_due() {
             return true;
         }
@@ -507,6 +531,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         match self.owner.compare_exchange(me, 0, Release, Relaxed) {
             Ok(_) => true,
             Err(o) if owner_of(o) == me => {
+                stats::released_with_waiters(self);
                 self.unlock_slow(current(), false);
                 true
             }

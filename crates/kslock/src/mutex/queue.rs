@@ -306,7 +306,7 @@ impl<P: MutexPolicy> RawMutex<P> {
 
 /// After picking up a handed-over lock: start the turn that came with it (`w`, [`turn`]).
 fn picked_up(me: &'static ThreadRec, lock: usize, w: &Waiter) {
-    if cfg!(feature = "lock-events") {
+    if cfg!(feature = "stats") {
         me.set_window_start(sys::now_ns());
     }
     turn::begin(me, lock, w.turn());

@@ -48,6 +48,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                 );
                 mine | flags
             } else if flags & PICKUP != 0 && task == mine {
+                crate::stats::note(crate::stats::Note::Handoff);
                 mine | (flags & !PICKUP)
             } else {
                 if handoff && flags & (HANDOFF | PICKUP) == 0 {
@@ -289,7 +290,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         // and its releases count towards turn checks again.
         super::rotate::arm();
         turn::started();
-        if cfg!(feature = "lock-events") {
+        if cfg!(feature = "stats") {
             let (lock, t) = me.turn();
             if lock == self.addr() && sys::now_ns() < t.end {
                 count(Event::mutex_turn_taken);
@@ -373,7 +374,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         // SAFETY: wait_lock held.
         unsafe { self.list.purge_ghosts() };
         w.set_queued_at(sys::now_ns());
-        if cfg!(feature = "lock-events") {
+        if cfg!(feature = "stats") {
             // SAFETY: wait_lock held.
             crate::events::add(Event::mutex_queued_behind, unsafe { self.list.len() });
         }
@@ -471,7 +472,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     fn hand_off(&self, me: &'static ThreadRec, holder: u64, fair: bool) {
         let _ = fair;
         count(Event::mutex_unlock_handoff);
-        if cfg!(feature = "lock-events") {
+        if cfg!(feature = "stats") {
             let t0 = me.take_window_start();
             if t0 != 0 {
                 count(Event::mutex_windows);

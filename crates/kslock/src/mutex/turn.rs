@@ -140,7 +140,7 @@ pub(super) enum Entry {
     FromQueue = 2,
 }
 
-#[cfg(feature = "lock-events")]
+#[cfg(feature = "stats")]
 std::thread_local! {
     /// The calling thread's last [`Entry`] (0: none yet).
     static ENTRY: core::cell::Cell<u8> = const { core::cell::Cell::new(0) };
@@ -149,15 +149,15 @@ std::thread_local! {
 /// Records how the calling thread took a mutex in the slow path (lock events only).
 #[inline]
 pub(super) fn entered(how: Entry) {
-    #[cfg(feature = "lock-events")]
+    #[cfg(feature = "stats")]
     ENTRY.with(|e| e.set(how as u8));
-    #[cfg(not(feature = "lock-events"))]
+    #[cfg(not(feature = "stats"))]
     let _ = how;
 }
 
 /// Counts one holding-time sample at a turn check by an owner without a turn (lock events).
 fn sample_hold_without_turn() {
-    #[cfg(feature = "lock-events")]
+    #[cfg(feature = "stats")]
     {
         use crate::events::Event;
         crate::events::count(match ENTRY.with(|e| e.get()) {

@@ -339,6 +339,7 @@ use crate::events::{self, Event as Ev};
 use crate::osq::Osq;
 use crate::policy::{DefaultPolicy, ReaderOwnedSpin, ReaderSpin, RwSemPolicy, WakePolicy};
 use crate::spin::{Spin, SpinStats, Stop};
+use crate::stats;
 use crate::sync::{fence, loom_const_fn, AtomicU32, AtomicU64, Ordering::*};
 use crate::sys::{self, Deadline};
 use crate::thread::{self, current, current_word, Kind, ThreadRec, WaitSlot, Waiter, WakeQ};

@@ -16,9 +16,11 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             .wrapping_add(READER_BIAS);
         if c & fail == 0 {
             self.set_reader_owned(current());
+            stats::acquired_read(self);
             return true;
         }
-        self.read_contended(c, deadline, fail & WAITERS)
+        let w = stats::contended_read(self);
+        w.done(self.read_contended(c, deadline, fail & WAITERS))
     }
 
     /// Acquires a read lock, sleeping if needed (`down_read`).
@@ -102,6 +104,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     #[inline]
     pub unsafe fn read_unlock(&self) {
         const WHAT: &str = "read_unlock of a lock that is not read-locked";
+        stats::released_read(self);
         if let Some(old) = self.release_unit(READER_BIAS, READER_MASK, WHAT) {
             self.after_reader_release(old.wrapping_sub(READER_BIAS));
         }
@@ -144,6 +147,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             {
                 Ok(_) => {
                     self.set_reader_owned(current());
+                    stats::acquired_read(self);
                     return true;
                 }
                 Err(x) => c = x,

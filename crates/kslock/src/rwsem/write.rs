@@ -29,9 +29,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             Ok(_) => self.owner.store(current_word(), Release),
             Err(c) if c == WAITERS | WOKEN && self.take_turn(c) => {}
             Err(_) => {
+                let w = stats::contended(self);
                 self.write_contended(None);
+                return w.acquired();
             }
         }
+        stats::acquired(self);
     }
 
     /// The turn holder's re-lock (module doc, "A woken head sleeps out its window"): the
@@ -77,6 +80,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             .is_ok()
         {
             self.owner.store(current_word(), Release);
+            stats::acquired(self);
             return true;
         }
         false
@@ -99,12 +103,14 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     /// Acquires the write lock, giving up at `timeout` from now.
     pub fn try_write_for(&self, timeout: std::time::Duration) -> bool {
-        self.try_write() || self.write_contended(Some(sys::deadline_after(timeout)))
+        self.try_write()
+            || stats::contended(self).done(self.write_contended(Some(sys::deadline_after(timeout))))
     }
 
     /// Acquires the write lock, giving up at `deadline`.
     pub fn try_write_until(&self, deadline: std::time::Instant) -> bool {
-        self.try_write() || self.write_contended(Some(sys::deadline_from_instant(deadline)))
+        let deadline = Some(sys::deadline_from_instant(deadline));
+        self.try_write() || stats::contended(self).done(self.write_contended(deadline))
     }
 
     /// Releases the write lock (`up_write`).
@@ -122,11 +128,13 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         // never the count). The store fetches the lock's line for writing, so the release's
         // CAS finds it here (module doc, "One transfer per unlock").
         self.owner.store(0, Relaxed);
+        stats::released(self);
         const WHAT: &str = "write_unlock of a lock that is not write-locked";
         let Some(old) = self.release_unit(WRITER_LOCKED, WRITER_LOCKED, WHAT) else {
             return;
         };
         if old & (WAITERS | WOKEN) == WAITERS {
+            stats::released_with_waiters(self);
             self.wake();
         } else if old & (WAITERS | WOKEN) == WAITERS | WOKEN {
             self.note_turn();

@@ -28,6 +28,7 @@ pub(crate) fn futex_wait(
             &ts as *const libc::timespec
         }
     };
+    crate::stats::note(crate::stats::Note::Slept);
     // SAFETY: `word` is a live, aligned u32 for the duration of the call; FUTEX_WAIT_BITSET
     // with an all-ones mask and no FUTEX_CLOCK_REALTIME takes an absolute CLOCK_MONOTONIC
     // timespec (or null for no timeout), which `ts_ptr` is.

@@ -1,0 +1,115 @@
+//! Contention statistics per lock and per call stack (feature `stats`; without it this module
+//! has no public items and its hooks compile to nothing).
+//!
+//! Which lock is contended, how often, how long its waiters wait and hold it, how each
+//! contended acquisition ended, and the call stacks that waited: the kernel's
+//! `CONFIG_LOCK_STAT` and Go's mutex profile, for kslock's locks. [`snapshot`] reads the
+//! figures, [`report`] formats the top locks as text, [`Snapshot::to_json`] as JSON;
+//! [`set_name`] labels a lock. `kslock-stat` (crate `crates/kslock-stat`) gives the same
+//! for any dynamically linked program, through the pthread preload
+//! ([`write_raw`] is its dump).
+//!
+//! ```
+//! # #[cfg(feature = "stats")] {
+//! let m = kslock::Mutex::new(0);
+//! kslock::stats::set_name(&m, "counter");
+//! *m.lock() += 1;
+//! let s = kslock::stats::snapshot();
+//! assert_eq!(s.get(&m).unwrap().acquisitions, 1);
+//! # }
+//! ```
+//!
+//! # Where it records
+//!
+//! Only at the API boundary and at the outcomes every lock design has, so that the lock
+//! algorithms can change beneath it:
+//!
+//! | hook | where | what it records |
+//! |------|-------|-----------------|
+//! | `acquired` | a fast path (or try-lock) that took the lock | one acquisition; a sampled hold starts |
+//! | `contended` … `Wait::acquired` / `Wait::done` | around the slow-path call | one contended acquisition, its wait, its outcome, a sampled stack |
+//! | `note` | the futex wait (slept), the scheduler yield (yielded), a handed-over pickup (handoff) | the outcome of the wait in progress |
+//! | `released` | an unlock | the end of a sampled hold |
+//! | `released_with_waiters` | an unlock that takes the slow path | one release with waiters |
+//!
+//! A contended acquisition ended in exactly one of: **handoff** (the lock was handed to this
+//! thread), **slept** (it slept at least once), **yielded** (it yielded, never slept),
+//! **spun** (neither: it won by spinning or polling), **timed out** (a timed lock gave up).
+//! Read locks of an rw-semaphore are a record of their own (kind `rwsem-read`), beside the
+//! write side's (`rwsem-write`).
+//!
+//! # Memory: preallocated and bounded
+//!
+//! Nothing on a lock path allocates, takes a lock or reads the environment. The tables are
+//! `static`s (zero pages until used):
+//!
+//! * **Locks:** an open-addressed table of [`MAX_LOCKS`] (4096) records keyed by the lock's
+//!   address (+ kind), ≈ 2.1 MiB. A lock gets its record at its first contended acquisition
+//!   (or at [`set_name`]); from then on its uncontended acquisitions are counted too. A lock
+//!   that was never contended costs a probe of the key array per acquisition and no record.
+//!   When the table is full, further locks' contentions are counted in
+//!   [`Snapshot::dropped_locks`] only. A lock freed and another created at the same address
+//!   share a record.
+//! * **Stacks:** [`MAX_STACKS`] (2048) call stacks of up to [`MAX_FRAMES`] (32) frames, each
+//!   keyed by (lock, frames), ≈ 0.6 MiB; when full, samples are counted in
+//!   [`Snapshot::dropped_stacks`].
+//! * **Per thread:** a few words of TLS and one frame buffer (256 bytes), no destructor.
+//!
+//! # Sampling
+//!
+//! Counts, waits and outcomes are exact. Two things are sampled, one in
+//! [`sample_rate`] (default 64, [`set_sample_rate`]) per thread: hold times (from an
+//! acquisition to its release, one hold in flight per thread), and call stacks of contended
+//! acquisitions (taken before the wait, so the holder does not pay for them; a lock's first
+//! contended acquisition always takes one, "where first contended"). Stack samples' waits
+//! are exact; [`StackStats`] charge them to their stack, and a profile scales them by the rate.
+//!
+//! # Call stacks
+//!
+//! The stack is walked with the C ABI unwinder every Rust program on Linux links
+//! (`_Unwind_Backtrace`, libgcc's, reading `.eh_frame`), so it works without frame pointers,
+//! in Rust release builds and distribution C programs alike. libgcc finds each frame's
+//! unwind table through glibc's `_dl_find_object` (or `dl_iterate_phdr`) and allocates
+//! nothing for objects found that way (every object a dynamically linked program loads);
+//! code registered with `__register_frame` (JIT compilers) may make it allocate at its first
+//! lookup. A walk costs a few µs, hence the sampling. A lock taken inside the walk (by the
+//! unwinder itself) is recorded without a stack: a per-thread flag stops recursion.
+//!
+//! # Fork, thread exit, signals
+//!
+//! Every record is a set of atomics updated with single RMWs, never under a lock, so a
+//! `fork` child inherits consistent counts (the ones in flight at the fork are lost) and
+//! records on. The per-thread state is const-initialised TLS without a destructor, usable
+//! until the thread's last instruction. A signal handler that locks is recorded like any
+//! other caller (a hold sampled around it may be attributed to the wrong unlock).
+//!
+//! # Accuracy
+//!
+//! Wait times are `CLOCK_MONOTONIC` differences from the slow path's entry to its return.
+//! Percentiles come from a log2 histogram (bucket `i` holds waits in [2^i, 2^(i+1)) ns) with
+//! linear interpolation inside the bucket: within a factor of 2 of the true value.
+//! Concurrent readers see each counter exactly, and sums across counters to within the
+//! acquisitions in flight.
+
+mod hooks;
+#[cfg(feature = "stats")]
+mod raw;
+#[cfg(feature = "stats")]
+mod snapshot;
+#[cfg(feature = "stats")]
+mod stack;
+#[cfg(feature = "stats")]
+mod table;
+#[cfg(feature = "stats")]
+mod tls;
+
+pub(crate) use hooks::*;
+#[cfg(feature = "stats")]
+pub use raw::write_raw;
+#[cfg(feature = "stats")]
+pub use snapshot::{report, snapshot, LockKind, LockStats, Snapshot, StackStats};
+#[cfg(feature = "stats")]
+pub use table::{
+    sample_rate, set_name, set_sample_rate, StatsKey, HIST_BUCKETS, MAX_FRAMES, MAX_LOCKS,
+    MAX_STACKS,
+};

@@ -1,0 +1,244 @@
+//! The lock table: [`MAX_LOCKS`] records in a `static`, open-addressed by key (the lock's
+//! address with its kind's tag in the low bits), linear probing over at most [`MAX_PROBE`]
+//! slots. Keys are claimed by one CAS from 0 and never removed.
+
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+
+/// Lock records the table holds (module doc of [`super`], "Memory").
+pub const MAX_LOCKS: usize = 4096;
+/// Call stacks the stack table holds.
+pub const MAX_STACKS: usize = 2048;
+/// Frames kept of each call stack (the innermost ones).
+pub const MAX_FRAMES: usize = 32;
+/// Buckets of the wait histogram: bucket `i` holds waits in [2^i, 2^(i+1)) ns (bucket 0 also
+/// 0 ns, the last one everything longer).
+pub const HIST_BUCKETS: usize = 40;
+/// Slots a lookup or insertion probes before it gives up.
+pub(super) const MAX_PROBE: usize = 64;
+
+/// Key tag of a mutex.
+pub(crate) const TAG_MUTEX: usize = 0;
+/// Key tag of an rw-semaphore's write side.
+pub(crate) const TAG_RWSEM_WRITE: usize = 1;
+/// Key tag of an rw-semaphore's read side.
+pub(crate) const TAG_RWSEM_READ: usize = 2;
+/// The tag bits of a key.
+pub(super) const TAG_MASK: usize = 7;
+
+/// One lock's figures (fields: [`super::LockStats`]). All Relaxed: they are statistics, read
+/// by nothing that orders other memory by them.
+#[repr(align(128))]
+pub(super) struct Record {
+    pub(super) acquisitions: AtomicU64,
+    pub(super) contended: AtomicU64,
+    /// Contended acquisitions by outcome: spun, yielded, slept, handoff, timed out.
+    pub(super) outcomes: [AtomicU64; 5],
+    pub(super) released_with_waiters: AtomicU64,
+    pub(super) wait_total: AtomicU64,
+    pub(super) wait_max: AtomicU64,
+    pub(super) hold_samples: AtomicU64,
+    pub(super) hold_total: AtomicU64,
+    pub(super) hold_max: AtomicU64,
+    /// The stack slot + 1 of the lock's first contended acquisition (0: none yet).
+    pub(super) first_stack: AtomicU32,
+    pub(super) hist: [AtomicU64; HIST_BUCKETS],
+    /// A leaked `&'static str` ([`set_name`]); null: no name. Release/Acquire: the name's
+    /// box is written before the pointer is published.
+    pub(super) name: AtomicPtr<&'static str>,
+}
+
+/// Outcome indexes into [`Record::outcomes`].
+pub(super) const SPUN: usize = 0;
+pub(super) const YIELDED: usize = 1;
+pub(super) const SLEPT: usize = 2;
+pub(super) const HANDOFF: usize = 3;
+pub(super) const TIMED_OUT: usize = 4;
+
+impl Record {
+    const fn new() -> Self {
+        Record {
+            acquisitions: AtomicU64::new(0),
+            contended: AtomicU64::new(0),
+            outcomes: [const { AtomicU64::new(0) }; 5],
+            released_with_waiters: AtomicU64::new(0),
+            wait_total: AtomicU64::new(0),
+            wait_max: AtomicU64::new(0),
+            hold_samples: AtomicU64::new(0),
+            hold_total: AtomicU64::new(0),
+            hold_max: AtomicU64::new(0),
+            first_stack: AtomicU32::new(0),
+            hist: [const { AtomicU64::new(0) }; HIST_BUCKETS],
+            name: AtomicPtr::new(core::ptr::null_mut()),
+        }
+    }
+
+    /// Adds one contended acquisition that waited `ns` and ended in `outcome`.
+    pub(super) fn add_wait(&self, ns: u64, outcome: usize) {
+        self.contended.fetch_add(1, Relaxed);
+        self.outcomes[outcome].fetch_add(1, Relaxed);
+        self.wait_total.fetch_add(ns, Relaxed);
+        self.wait_max.fetch_max(ns, Relaxed);
+        self.hist[bucket(ns)].fetch_add(1, Relaxed);
+    }
+
+    /// Adds one sampled hold of `ns`.
+    pub(super) fn add_hold(&self, ns: u64) {
+        self.hold_samples.fetch_add(1, Relaxed);
+        self.hold_total.fetch_add(ns, Relaxed);
+        self.hold_max.fetch_max(ns, Relaxed);
+    }
+}
+
+/// The histogram bucket of a wait of `ns`.
+pub(super) fn bucket(ns: u64) -> usize {
+    ((63 - (ns | 1).leading_zeros()) as usize).min(HIST_BUCKETS - 1)
+}
+
+/// Keys by slot (0: free). A slot's key is written once (CAS from 0, Relaxed: the record's
+/// counters are atomics of their own, zero from the start, and need no publication).
+pub(super) static KEYS: [AtomicUsize; MAX_LOCKS] = [const { AtomicUsize::new(0) }; MAX_LOCKS];
+/// Records by slot.
+pub(super) static RECORDS: [Record; MAX_LOCKS] = [const { Record::new() }; MAX_LOCKS];
+/// Contended acquisitions of locks the full table had no record for.
+pub(super) static DROPPED_LOCKS: AtomicU64 = AtomicU64::new(0);
+/// One in this many acquisitions samples a hold, and contended ones a stack.
+static SAMPLE_RATE: AtomicU32 = AtomicU32::new(64);
+
+/// The first slot of `key`'s probe sequence (Fibonacci hashing of the address).
+#[inline(always)]
+fn home(key: usize) -> usize {
+    (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (usize::BITS - 12)
+}
+const _: () = assert!(MAX_LOCKS == 1 << 12);
+
+/// `key`'s record, if it has one.
+#[inline(always)]
+pub(super) fn find(key: usize) -> Option<&'static Record> {
+    let h = home(key);
+    match KEYS[h].load(Relaxed) {
+        k if k == key => Some(&RECORDS[h]),
+        0 => None,
+        _ => find_probe(key, h),
+    }
+}
+
+/// [`find`] past the home slot.
+#[cold]
+#[inline(never)]
+fn find_probe(key: usize, h: usize) -> Option<&'static Record> {
+    for i in 1..MAX_PROBE {
+        let s = (h + i) % MAX_LOCKS;
+        match KEYS[s].load(Relaxed) {
+            k if k == key => return Some(&RECORDS[s]),
+            0 => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `key`'s record, created if it has none; `None` when its probe sequence is full.
+pub(super) fn find_or_insert(key: usize) -> Option<&'static Record> {
+    let h = home(key);
+    for i in 0..MAX_PROBE {
+        let s = (h + i) % MAX_LOCKS;
+        let mut k = KEYS[s].load(Relaxed);
+        if k == 0 {
+            k = match KEYS[s].compare_exchange(0, key, Relaxed, Relaxed) {
+                Ok(_) => return Some(&RECORDS[s]),
+                Err(x) => x,
+            };
+        }
+        if k == key {
+            return Some(&RECORDS[s]);
+        }
+    }
+    None
+}
+
+/// Hook: an uncontended acquisition of `key` (counted only once the lock has a record).
+#[inline(always)]
+pub(crate) fn acquired(key: usize) {
+    if let Some(r) = find(key) {
+        r.acquisitions.fetch_add(1, Relaxed);
+        super::tls::maybe_sample_hold(key);
+    }
+}
+
+/// Hook: a release of `key` with waiters.
+#[inline(always)]
+pub(crate) fn released_with_waiters(key: usize) {
+    if let Some(r) = find(key) {
+        r.released_with_waiters.fetch_add(1, Relaxed);
+    }
+}
+
+/// The sampling rate (module doc of [`super`], "Sampling"): one in this many.
+pub fn sample_rate() -> u32 {
+    SAMPLE_RATE.load(Relaxed)
+}
+
+/// Sets the sampling rate: one hold in `rate` acquisitions, one stack in `rate` contended
+/// acquisitions, per thread (1: every one; 0 reads as 1). Threads pick the new rate up at
+/// their next sample.
+pub fn set_sample_rate(rate: u32) {
+    SAMPLE_RATE.store(rate.max(1), Relaxed);
+}
+
+/// A kslock lock whose statistics [`set_name`] and [`super::Snapshot::get`] can find: the
+/// raw locks and the `lock_api` types over them.
+pub trait StatsKey {
+    /// The lock's record key (its raw lock's address and kind).
+    fn stats_key(&self) -> usize;
+}
+
+impl<P: crate::policy::MutexPolicy> StatsKey for crate::mutex::RawMutex<P> {
+    fn stats_key(&self) -> usize {
+        self as *const Self as usize | TAG_MUTEX
+    }
+}
+
+impl<P: crate::policy::RwSemPolicy> StatsKey for crate::rwsem::RawRwSem<P> {
+    fn stats_key(&self) -> usize {
+        self as *const Self as usize | TAG_RWSEM_WRITE
+    }
+}
+
+impl<R: lock_api::RawMutex + StatsKey, T: ?Sized> StatsKey for lock_api::Mutex<R, T> {
+    fn stats_key(&self) -> usize {
+        // SAFETY: only the raw lock's address is taken; it is never locked or unlocked here.
+        unsafe { self.raw() }.stats_key()
+    }
+}
+
+impl<R: lock_api::RawRwLock + StatsKey, T: ?Sized> StatsKey for lock_api::RwLock<R, T> {
+    fn stats_key(&self) -> usize {
+        // SAFETY: only the raw lock's address is taken; it is never locked or unlocked here.
+        unsafe { self.raw() }.stats_key()
+    }
+}
+
+/// Names `lock` in reports, and gives it a record now, so that all its acquisitions are
+/// counted (not only those after its first contention). An rw-semaphore's read side takes
+/// the same name. Allocates (16 bytes per call, kept for the program's life); `false` when
+/// the table is full.
+pub fn set_name<L: StatsKey + ?Sized>(lock: &L, name: &'static str) -> bool {
+    let key = lock.stats_key();
+    let keys = if key & TAG_MASK == TAG_RWSEM_WRITE {
+        &[key, key - TAG_RWSEM_WRITE + TAG_RWSEM_READ][..]
+    } else {
+        &[key][..]
+    };
+    let mut ok = true;
+    for &k in keys {
+        match find_or_insert(k) {
+            Some(r) => {
+                let b = Box::into_raw(Box::new(name));
+                // Release pairs with the Acquire of `super::snapshot`'s name read.
+                r.name.store(b, Release);
+            }
+            None => ok = false,
+        }
+    }
+    ok
+}

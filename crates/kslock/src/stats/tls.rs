@@ -1,0 +1,156 @@
+//! The calling thread's statistics state: the outcome bits of the wait in progress, the hold
+//! in flight, the sampling countdowns and the frame buffer. Const-initialised `thread_local!`
+//! without a destructor: no allocation, usable until the thread ends.
+
+use super::stack;
+use super::table::{self, Record, HANDOFF, MAX_FRAMES, SLEPT, SPUN, TIMED_OUT, YIELDED};
+use crate::sys::now_ns;
+use core::cell::Cell;
+use core::sync::atomic::Ordering::Relaxed;
+
+struct State {
+    /// [`super::Note`] bits since the wait in progress began.
+    outcome: Cell<u8>,
+    /// A stack walk is running on this thread: locks taken inside it take no stack.
+    busy: Cell<bool>,
+    /// The key of the sampled hold in flight (0: none) and when it began.
+    hold_key: Cell<usize>,
+    hold_t0: Cell<u64>,
+    /// Acquisitions until the next sampled hold, contended ones until the next stack.
+    hold_left: Cell<u32>,
+    stack_left: Cell<u32>,
+    /// The last captured stack (innermost first).
+    frames: [Cell<usize>; MAX_FRAMES],
+}
+
+std::thread_local! {
+    static ME: State = const {
+        State {
+            outcome: Cell::new(0),
+            busy: Cell::new(false),
+            hold_key: Cell::new(0),
+            hold_t0: Cell::new(0),
+            hold_left: Cell::new(0),
+            stack_left: Cell::new(0),
+            frames: [const { Cell::new(0) }; MAX_FRAMES],
+        }
+    };
+}
+
+/// Hook body of [`super::note`].
+#[inline(always)]
+pub(super) fn note(bits: u8) {
+    ME.with(|s| s.outcome.set(s.outcome.get() | bits));
+}
+
+/// Counts down `c`; `true` (and a restart at the sampling rate) when it runs out.
+#[inline(always)]
+fn take_sample(c: &Cell<u32>) -> bool {
+    let left = c.get();
+    if left > 1 {
+        c.set(left - 1);
+        return false;
+    }
+    c.set(table::sample_rate());
+    true
+}
+
+/// An acquisition of `key` (which has a record): starts a sampled hold when one is due (it
+/// replaces one still in flight, e.g. a hold another thread released on this one's behalf).
+#[inline(always)]
+pub(super) fn maybe_sample_hold(key: usize) {
+    ME.with(|s| {
+        if take_sample(&s.hold_left) {
+            s.hold_key.set(key);
+            s.hold_t0.set(now_ns());
+        }
+    });
+}
+
+/// Hook body of [`super::released`]: ends the sampled hold if it is `key`'s.
+#[inline(always)]
+pub(super) fn released(key: usize) {
+    ME.with(|s| {
+        if s.hold_key.get() == key {
+            hold_end(s, key);
+        }
+    });
+}
+
+#[cold]
+#[inline(never)]
+fn hold_end(s: &State, key: usize) {
+    s.hold_key.set(0);
+    let ns = now_ns().saturating_sub(s.hold_t0.get());
+    if let Some(r) = table::find(key) {
+        r.add_hold(ns);
+    }
+}
+
+/// A contended acquisition in progress (hook type `super::Wait`).
+pub(super) struct Wait {
+    key: usize,
+    t0: u64,
+    rec: Option<&'static Record>,
+    /// Frames captured for it (0: no stack sample).
+    depth: u8,
+}
+
+/// Hook body of [`super::contended`]: the lock's record (created now if needed), a stack
+/// sample when one is due or the lock has no first stack yet, then the clock.
+#[inline(never)]
+pub(super) fn begin(key: usize) -> Wait {
+    let Some(rec) = table::find_or_insert(key) else {
+        table::DROPPED_LOCKS.fetch_add(1, Relaxed);
+        return Wait {
+            key,
+            t0: 0,
+            rec: None,
+            depth: 0,
+        };
+    };
+    let depth = ME.with(|s| {
+        s.outcome.set(0);
+        let due = take_sample(&s.stack_left) || rec.first_stack.load(Relaxed) == 0;
+        if !due || s.busy.get() {
+            return 0;
+        }
+        s.busy.set(true);
+        let d = stack::capture(&s.frames);
+        s.busy.set(false);
+        d as u8
+    });
+    Wait {
+        key,
+        t0: now_ns(),
+        rec: Some(rec),
+        depth,
+    }
+}
+
+/// Hook body of `super::Wait::acquired` / `done`.
+#[inline(never)]
+pub(super) fn end(w: Wait, held: bool) {
+    let Some(rec) = w.rec else { return };
+    let ns = now_ns().saturating_sub(w.t0);
+    let outcome = ME.with(|s| s.outcome.get());
+    let outcome = if !held {
+        TIMED_OUT
+    } else if outcome & super::Note::Handoff as u8 != 0 {
+        HANDOFF
+    } else if outcome & super::Note::Slept as u8 != 0 {
+        SLEPT
+    } else if outcome & super::Note::Yielded as u8 != 0 {
+        YIELDED
+    } else {
+        SPUN
+    };
+    rec.add_wait(ns, outcome);
+    if w.depth > 0 {
+        ME.with(|s| stack::record(w.key, rec, &s.frames[..w.depth as usize], ns));
+    }
+    if held {
+        rec.acquisitions.fetch_add(1, Relaxed);
+        maybe_sample_hold(w.key);
+    }
+}

@@ -1,0 +1,159 @@
+//! Feature `stats` against known contention: one hot mutex that N threads hold for a known
+//! time each, one cold mutex that only the main thread takes, and an rw-semaphore whose
+//! readers wait for a writer. Run on its own (`--test stats`): the ranking below assumes
+//! no other contended lock in the process.
+//!
+//! Tolerances: counts are exact; the total wait of the hot lock lies between the least
+//! that N threads doing K holds of H each must wait, H·K·N(N−1)/2 (they finish one after
+//! the other), and N times the run's wall time; percentiles are within the histogram's
+//! factor of 2.
+
+use kslock::stats;
+use kslock::{Mutex, RwSem};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+const THREADS: u64 = 4;
+const HOLDS: u64 = 10;
+const HOLD: Duration = Duration::from_millis(2);
+
+#[test]
+fn known_contention() {
+    stats::set_sample_rate(1);
+    let hot = Arc::new(Mutex::new(0u64));
+    let cold = Mutex::new(0u64);
+    assert!(stats::set_name(&*hot, "hot"));
+    assert!(stats::set_name(&cold, "cold"));
+
+    let barrier = Arc::new(Barrier::new(THREADS as usize));
+    let t0 = Instant::now();
+    let workers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (hot, barrier) = (hot.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                for _ in 0..HOLDS {
+                    let mut g = hot.lock();
+                    std::thread::sleep(HOLD);
+                    *g += 1;
+                }
+            })
+        })
+        .collect();
+    for _ in 0..HOLDS {
+        *cold.lock() += 1;
+    }
+    for w in workers {
+        w.join().unwrap();
+    }
+    let wall = t0.elapsed().as_nanos() as u64;
+    assert_eq!(*hot.lock(), THREADS * HOLDS);
+
+    let s = stats::snapshot();
+    let h = s.get(&*hot).expect("hot lock recorded").clone();
+    let c = s.get(&cold).expect("cold lock recorded").clone();
+
+    // Ranking: the hot lock waited most of all locks in the process.
+    assert_eq!(
+        s.locks[0].addr,
+        h.addr,
+        "hot lock ranks first:\n{}",
+        s.report(5)
+    );
+    assert_eq!(h.name, Some("hot"));
+    assert_eq!(c.name, Some("cold"));
+
+    // Counts: exact (the final check above took the hot lock once more).
+    assert_eq!(h.acquisitions, THREADS * HOLDS + 1);
+    assert_eq!(c.acquisitions, HOLDS);
+    assert_eq!(c.contended, 0);
+    assert_eq!(c.wait_total_ns, 0);
+    assert!(h.contended >= 1 && h.contended <= h.acquisitions);
+    assert_eq!(
+        h.spun + h.yielded + h.slept + h.handoff + h.timed_out,
+        h.contended,
+        "every contended acquisition has one outcome"
+    );
+    assert_eq!(h.timed_out, 0);
+    // Waiting out a 2 ms hold sleeps: most contended acquisitions slept or were handed
+    // the lock by a releasing thread.
+    assert!(h.slept + h.handoff > 0, "{h:?}");
+    assert_eq!(h.wait_histogram.iter().sum::<u64>(), h.contended);
+
+    // Wait figures.
+    let hold = HOLD.as_nanos() as u64;
+    let least = hold * HOLDS * THREADS * (THREADS - 1) / 2;
+    assert!(
+        h.wait_total_ns * 10 >= least * 9,
+        "total wait {} below {least} (0.9×)",
+        h.wait_total_ns
+    );
+    assert!(
+        h.wait_total_ns <= THREADS * wall,
+        "total wait {} over N × wall {wall}",
+        h.wait_total_ns
+    );
+    assert!(h.wait_max_ns >= hold / 2 && h.wait_max_ns <= wall);
+    // Some wait is at least one hold long (the threads that lost the first race).
+    assert!(h.wait_quantile_ns(0.999) >= hold / 2);
+    assert!(h.wait_quantile_ns(0.5) <= 2 * h.wait_max_ns);
+
+    // Holds: every acquisition is sampled at rate 1 (one hold in flight per thread).
+    assert!(h.hold_samples >= THREADS * HOLDS, "{h:?}");
+    assert!(h.hold_max_ns >= hold && h.hold_max_ns <= wall);
+    assert!(h.hold_mean_ns() >= hold);
+
+    // Stacks: the first contended acquisition and every sample have one.
+    let first = h.first_stack.as_ref().expect("first contended stack");
+    assert!(!first.is_empty());
+    let sampled: u64 = h.stacks.iter().map(|s| s.count).sum();
+    assert_eq!(sampled + s.dropped_stacks, h.contended);
+    assert!(h.worst_stack().is_some());
+
+    // Text and JSON.
+    let text = s.report(3);
+    eprintln!("{text}");
+    assert!(text.contains("\"hot\""), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&s.to_json()).expect("valid JSON");
+    let jl = json["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "hot")
+        .expect("hot lock in JSON");
+    assert_eq!(jl["acquisitions"], h.acquisitions);
+    assert_eq!(jl["wait_total_ns"], h.wait_total_ns);
+}
+
+#[test]
+fn rwsem_read_side_and_timeouts() {
+    let l = Arc::new(RwSem::new(()));
+    stats::set_name(&*l, "rw");
+    let w = l.write();
+    let reader = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            drop(l.read());
+            // A timed read that gives up while the writer below holds the lock.
+        })
+    };
+    std::thread::sleep(Duration::from_millis(20));
+    drop(w);
+    reader.join().unwrap();
+    let w = l.write();
+    let l2 = l.clone();
+    let timed = std::thread::spawn(move || l2.try_write_for(Duration::from_millis(5)).is_some());
+    assert!(!timed.join().unwrap());
+    drop(w);
+
+    let s = stats::snapshot();
+    let r = s.get_read(&*l).expect("read side recorded");
+    assert_eq!(r.name, Some("rw"));
+    assert_eq!(r.acquisitions, 1);
+    assert_eq!(r.contended, 1);
+    assert!(r.wait_total_ns >= 10_000_000, "{r:?}");
+    let wr = s.get(&*l).expect("write side recorded");
+    assert_eq!(wr.acquisitions, 2);
+    assert_eq!(wr.timed_out, 1);
+    assert!(wr.released_with_waiters >= 1, "{wr:?}");
+}
