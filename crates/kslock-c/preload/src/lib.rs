@@ -41,6 +41,8 @@ pub mod cond;
 pub mod forward;
 pub mod mutex;
 pub mod rwlock;
+#[cfg(feature = "stats")]
+pub mod stat;
 #[path = "../../src/time.rs"]
 mod time;
 

@@ -1,0 +1,45 @@
+/* One hot mutex, held for about 1 ms by each of 4 threads 10 times, one cold mutex that
+ * only the main thread takes, and a heap mutex contended lightly. kslock-stat's test runs
+ * it and checks that the report names hot_lock first. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+pthread_mutex_t hot_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t cold_lock = PTHREAD_MUTEX_INITIALIZER;
+static long hot_count, cold_count;
+
+static void hold_for_ms(long ms) {
+    struct timespec t = {0, ms * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+__attribute__((noinline)) static void update_hot(void) {
+    pthread_mutex_lock(&hot_lock);
+    hold_for_ms(1);
+    hot_count++;
+    pthread_mutex_unlock(&hot_lock);
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 10; i++)
+        update_hot();
+    return NULL;
+}
+
+int main(void) {
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < 10; i++) {
+        pthread_mutex_lock(&cold_lock);
+        cold_count++;
+        pthread_mutex_unlock(&cold_lock);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    printf("hot %ld cold %ld\n", hot_count, cold_count);
+    return hot_count == 40 && cold_count == 10 ? 0 : 1;
+}

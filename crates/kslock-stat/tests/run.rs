@@ -1,0 +1,75 @@
+//! `kslock-stat -- <a C program>`: the four outputs are written and name the hot lock.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn tmp_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn reports_name_the_hot_lock() {
+    let dir = tmp_dir("hot_cold");
+    let exe = dir.join("hot_cold");
+    let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-O2", "-g", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/c/hot_cold.c"))
+        .status()
+        .expect("a C compiler (cc)");
+    assert!(st.success());
+    let out = dir.join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_kslock-stat"))
+        .args(["--sample", "1", "--top", "5", "--out"])
+        .arg(&out)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "hot 40 cold 10\n");
+
+    let text = std::fs::read_to_string(out.join("report.txt")).unwrap();
+    let first = text
+        .split("\n#1 ")
+        .nth(1)
+        .expect("a #1 lock")
+        .lines()
+        .next()
+        .unwrap();
+    assert!(first.starts_with("hot_lock "), "{text}");
+    assert!(
+        text.contains("update_hot"),
+        "the stack names the caller:\n{text}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let locks = json["locks"].as_array().unwrap();
+    assert_eq!(locks[0]["name"], "hot_lock");
+    // Counted from the lock's first contention on (it has no record before).
+    let acq = locks[0]["acquisitions"].as_u64().unwrap();
+    assert!((30..=40).contains(&acq), "{}", locks[0]);
+    assert!(locks[0]["contended"].as_u64().unwrap() >= 1);
+    // 4 threads, 10 holds of ≥ 1 ms: at least 1+2+3 = 6 holds' worth of wait per round.
+    assert!(
+        locks[0]["wait_total_ns"].as_u64().unwrap() >= 54_000_000,
+        "{}",
+        locks[0]
+    );
+    if let Some(cold) = locks.iter().find(|l| l["name"] == "cold_lock") {
+        assert_eq!(cold["wait_total_ns"], 0);
+    }
+
+    let pb = std::fs::read(out.join("profile.pb")).unwrap();
+    assert!(pb.len() > 100);
+    let pbs = String::from_utf8_lossy(&pb);
+    assert!(pbs.contains("hot_lock") && pbs.contains("delay") && pbs.contains("nanoseconds"));
+
+    let svg = std::fs::read_to_string(out.join("flame.svg")).unwrap();
+    assert!(svg.starts_with("<?xml") && svg.contains("hot_lock") && svg.contains("update_hot"));
+}
