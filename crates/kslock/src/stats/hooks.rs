@@ -4,26 +4,12 @@
 #[cfg(feature = "stats")]
 use super::{table, tls};
 
-/// A lock kind's tag in the low bits of its record key (locks are 8-byte aligned).
+/// A lock kind's tag in the low bits of its record key (locks are 8-byte aligned);
+/// implemented in `keys` for the lock types.
 #[cfg_attr(not(feature = "stats"), allow(dead_code))]
 pub(crate) trait Tagged {
     /// 0: mutex; 1: rw-semaphore (its read side is 2).
     const TAG: usize;
-}
-
-impl<P: crate::policy::MutexPolicy> Tagged for crate::mutex::RawMutex<P> {
-    const TAG: usize = table::TAG_MUTEX;
-}
-
-impl<P: crate::policy::RwSemPolicy> Tagged for crate::rwsem::RawRwSem<P> {
-    const TAG: usize = table::TAG_RWSEM_WRITE;
-}
-
-#[cfg(not(feature = "stats"))]
-#[allow(dead_code)]
-mod table {
-    pub(crate) const TAG_MUTEX: usize = 0;
-    pub(crate) const TAG_RWSEM_WRITE: usize = 1;
 }
 
 /// The record key of `lock`'s write (exclusive) side.
@@ -37,7 +23,7 @@ fn key<L: Tagged>(lock: &L) -> usize {
 #[cfg(feature = "stats")]
 #[inline(always)]
 fn key_read<L: Tagged>(lock: &L) -> usize {
-    lock as *const L as usize | table::TAG_RWSEM_READ
+    lock as *const L as usize | super::keys::TAG_RWSEM_READ
 }
 
 /// What the wait in progress did (module doc of [`super`]: the outcomes).

@@ -90,8 +90,11 @@
 //! linear interpolation inside the bucket: within a factor of 2 of the true value.
 //! Concurrent readers see each counter exactly, and sums across counters to within the
 //! acquisitions in flight.
+// Without the feature the items these docs link to do not exist.
+#![cfg_attr(not(feature = "stats"), allow(rustdoc::broken_intra_doc_links))]
 
 mod hooks;
+mod keys;
 #[cfg(feature = "stats")]
 mod raw;
 #[cfg(feature = "stats")]
@@ -105,11 +108,12 @@ mod tls;
 
 pub(crate) use hooks::*;
 #[cfg(feature = "stats")]
+pub use keys::StatsKey;
+#[cfg(feature = "stats")]
 pub use raw::write_raw;
 #[cfg(feature = "stats")]
 pub use snapshot::{report, snapshot, LockKind, LockStats, Snapshot, StackStats};
 #[cfg(feature = "stats")]
 pub use table::{
-    sample_rate, set_name, set_sample_rate, StatsKey, HIST_BUCKETS, MAX_FRAMES, MAX_LOCKS,
-    MAX_STACKS,
+    sample_rate, set_name, set_sample_rate, HIST_BUCKETS, MAX_FRAMES, MAX_LOCKS, MAX_STACKS,
 };

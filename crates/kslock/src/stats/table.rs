@@ -16,12 +16,7 @@ pub const HIST_BUCKETS: usize = 40;
 /// Slots a lookup or insertion probes before it gives up.
 pub(super) const MAX_PROBE: usize = 64;
 
-/// Key tag of a mutex.
-pub(crate) const TAG_MUTEX: usize = 0;
-/// Key tag of an rw-semaphore's write side.
-pub(crate) const TAG_RWSEM_WRITE: usize = 1;
-/// Key tag of an rw-semaphore's read side.
-pub(crate) const TAG_RWSEM_READ: usize = 2;
+pub(super) use super::keys::{StatsKey, TAG_RWSEM_READ, TAG_RWSEM_WRITE};
 /// The tag bits of a key.
 pub(super) const TAG_MASK: usize = 7;
 
@@ -183,39 +178,6 @@ pub fn sample_rate() -> u32 {
 /// their next sample.
 pub fn set_sample_rate(rate: u32) {
     SAMPLE_RATE.store(rate.max(1), Relaxed);
-}
-
-/// A kslock lock whose statistics [`set_name`] and [`super::Snapshot::get`] can find: the
-/// raw locks and the `lock_api` types over them.
-pub trait StatsKey {
-    /// The lock's record key (its raw lock's address and kind).
-    fn stats_key(&self) -> usize;
-}
-
-impl<P: crate::policy::MutexPolicy> StatsKey for crate::mutex::RawMutex<P> {
-    fn stats_key(&self) -> usize {
-        self as *const Self as usize | TAG_MUTEX
-    }
-}
-
-impl<P: crate::policy::RwSemPolicy> StatsKey for crate::rwsem::RawRwSem<P> {
-    fn stats_key(&self) -> usize {
-        self as *const Self as usize | TAG_RWSEM_WRITE
-    }
-}
-
-impl<R: lock_api::RawMutex + StatsKey, T: ?Sized> StatsKey for lock_api::Mutex<R, T> {
-    fn stats_key(&self) -> usize {
-        // SAFETY: only the raw lock's address is taken; it is never locked or unlocked here.
-        unsafe { self.raw() }.stats_key()
-    }
-}
-
-impl<R: lock_api::RawRwLock + StatsKey, T: ?Sized> StatsKey for lock_api::RwLock<R, T> {
-    fn stats_key(&self) -> usize {
-        // SAFETY: only the raw lock's address is taken; it is never locked or unlocked here.
-        unsafe { self.raw() }.stats_key()
-    }
 }
 
 /// Names `lock` in reports, and gives it a record now, so that all its acquisitions are

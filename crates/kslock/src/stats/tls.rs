@@ -4,7 +4,6 @@
 
 use super::stack;
 use super::table::{self, Record, HANDOFF, MAX_FRAMES, SLEPT, SPUN, TIMED_OUT, YIELDED};
-use crate::sys::now_ns;
 use core::cell::Cell;
 use core::sync::atomic::Ordering::Relaxed;
 
@@ -21,6 +20,18 @@ struct State {
     stack_left: Cell<u32>,
     /// The last captured stack (innermost first).
     frames: [Cell<usize>; MAX_FRAMES],
+}
+
+/// `CLOCK_MONOTONIC` in ns (the vDSO; `crate::sys`'s clock, called directly so that this
+/// module uses no other kslock module).
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 std::thread_local! {
