@@ -1,5 +1,11 @@
 //! `kslock-stat -- <a C program>`: the four outputs are written and name the hot lock.
 
+// The tool's own profile.proto messages, to decode what it wrote.
+#[allow(dead_code)]
+#[path = "../src/pprof.rs"]
+mod pprof;
+
+use prost::Message;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -66,9 +72,27 @@ fn reports_name_the_hot_lock() {
     }
 
     let pb = std::fs::read(out.join("profile.pb")).unwrap();
-    assert!(pb.len() > 100);
-    let pbs = String::from_utf8_lossy(&pb);
-    assert!(pbs.contains("hot_lock") && pbs.contains("delay") && pbs.contains("nanoseconds"));
+    let p = pprof::Profile::decode(&*pb).expect("a profile.proto message");
+    let st = |i: i64| p.string_table[i as usize].as_str();
+    let types: Vec<(&str, &str)> = p
+        .sample_type
+        .iter()
+        .map(|t| (st(t.r#type), st(t.unit)))
+        .collect();
+    assert_eq!(types, [("contentions", "count"), ("delay", "nanoseconds")]);
+    let hot: i64 = p
+        .sample
+        .iter()
+        .filter(|s| s.label.iter().any(|l| st(l.str).starts_with("hot_lock")))
+        .map(|s| s.value[1])
+        .sum();
+    assert_eq!(
+        hot as u64,
+        locks[0]["wait_total_ns"].as_u64().unwrap(),
+        "scaled to the exact total"
+    );
+    let names: Vec<&str> = p.function.iter().map(|f| st(f.name)).collect();
+    assert!(names.contains(&"update_hot"), "{names:?}");
 
     let svg = std::fs::read_to_string(out.join("flame.svg")).unwrap();
     assert!(svg.starts_with("<?xml") && svg.contains("hot_lock") && svg.contains("update_hot"));
