@@ -86,10 +86,11 @@ fn reports_name_the_hot_lock() {
         .filter(|s| s.label.iter().any(|l| st(l.str).starts_with("hot_lock")))
         .map(|s| s.value[1])
         .sum();
-    assert_eq!(
-        hot as u64,
-        locks[0]["wait_total_ns"].as_u64().unwrap(),
-        "scaled to the exact total"
+    // Scaled to the lock's exact total (each stack's share rounded to a ns).
+    let exact = locks[0]["wait_total_ns"].as_i64().unwrap();
+    assert!(
+        (hot - exact).abs() <= p.sample.len() as i64,
+        "{hot} vs {exact}"
     );
     let names: Vec<&str> = p.function.iter().map(|f| st(f.name)).collect();
     assert!(names.contains(&"update_hot"), "{names:?}");
