@@ -39,6 +39,10 @@ pub struct RunArgs {
     /// after every cell).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Print kslock's contention statistics (top locks by wait, kslock::stats) after each
+    /// cell on stderr (a build with feature `stats`).
+    #[arg(long)]
+    pub stats: bool,
 }
 
 impl RunArgs {

@@ -190,6 +190,47 @@ fn lock_events() -> Vec<(&'static str, u64)> {
     Vec::new()
 }
 
+/// `--stats`: report kslock's contention statistics per cell.
+static STATS: AtomicBool = AtomicBool::new(false);
+
+/// Turns the per-cell statistics report on or off; an error when asked for in a build
+/// without feature `stats`.
+pub fn set_stats(on: bool) -> Result<(), String> {
+    if on && !cfg!(feature = "stats") {
+        return Err("--stats needs a build with feature `stats` (cargo run --release -p lockbench --features stats -- ...)".into());
+    }
+    STATS.store(on, Relaxed);
+    Ok(())
+}
+
+/// With `--stats`: the statistics restart at the measured window (`start`), and its end
+/// prints the top locks of the window on stderr (the cell's kslock locks; nothing for a
+/// cell of another lock).
+fn stats_window(start: bool, cfg: &CellConfig) {
+    if !STATS.load(Relaxed) {
+        return;
+    }
+    #[cfg(feature = "stats")]
+    {
+        if start {
+            kslock::stats::reset();
+            return;
+        }
+        let s = kslock::stats::snapshot();
+        if s.locks.iter().any(|l| l.contended > 0) {
+            eprintln!(
+                "lockbench --stats: threads {}, cs-load {}, read {}%:\n{}",
+                cfg.threads,
+                cfg.cs_load,
+                cfg.read_pct,
+                s.report(3)
+            );
+        }
+    }
+    #[cfg(not(feature = "stats"))]
+    let _ = (start, cfg);
+}
+
 /// How long workers may take to notice STOP before the run is declared hung.
 /// A correct lock releases every worker within a few scheduler time slices;
 /// a lost wakeup or deadlock never does.
@@ -366,11 +407,13 @@ fn run_workers<W: Workload>(w: &W, cfg: &CellConfig) -> RunOutcome {
         let t0 = Instant::now();
         let c0 = snapshot();
         let e0 = lock_events();
+        stats_window(true, cfg);
         let h0 = w.handovers().filter(|_| COUNT_HANDOVERS);
         sleep_watch(cfg.secs, &broken);
         let t1 = Instant::now();
         let c1 = snapshot();
         let e1 = lock_events();
+        stats_window(false, cfg);
         let h1 = w.handovers().filter(|_| COUNT_HANDOVERS);
         phase.store(STOP, Relaxed);
         let stopper = W::STOP_WAKES.then(|| s.spawn(|| w.stop()));

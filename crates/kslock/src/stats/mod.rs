@@ -115,5 +115,5 @@ pub use raw::write_raw;
 pub use snapshot::{report, snapshot, LockKind, LockStats, Snapshot, StackStats};
 #[cfg(feature = "stats")]
 pub use table::{
-    sample_rate, set_name, set_sample_rate, HIST_BUCKETS, MAX_FRAMES, MAX_LOCKS, MAX_STACKS,
+    reset, sample_rate, set_name, set_sample_rate, HIST_BUCKETS, MAX_FRAMES, MAX_LOCKS, MAX_STACKS,
 };

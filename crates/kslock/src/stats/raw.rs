@@ -137,7 +137,7 @@ pub fn write_raw(fd: i32) -> bool {
     }
     for (i, s) in STACKS.iter().enumerate() {
         // Acquire pairs with the Release of `stack::record`'s `ready` store.
-        if s.ready.load(Acquire) == 0 {
+        if s.ready.load(Acquire) == 0 || s.count.load(Relaxed) == 0 {
             continue;
         }
         o.bytes(b"stack");

@@ -150,7 +150,7 @@ pub fn snapshot() -> Snapshot {
     let mut stacks: Vec<(usize, usize, StackStats)> = Vec::new();
     for (i, s) in STACKS.iter().enumerate() {
         // Acquire pairs with the Release of `stack::record`'s `ready` store.
-        if s.ready.load(Acquire) == 0 {
+        if s.ready.load(Acquire) == 0 || s.count.load(Relaxed) == 0 {
             continue;
         }
         let depth = (s.depth.load(Relaxed) as usize).min(s.frames.len());

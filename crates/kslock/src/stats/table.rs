@@ -168,6 +168,41 @@ pub(crate) fn released_with_waiters(key: usize) {
     }
 }
 
+/// Zeroes every lock's and stack's figures (names, keys and stack slots stay: the bound is
+/// the tables', not per reset). For measurements in phases (lockbench's `--stats` per cell):
+/// call it while no thread locks; an update racing it may survive in part.
+pub fn reset() {
+    for (k, r) in KEYS.iter().zip(&RECORDS) {
+        if k.load(Relaxed) == 0 {
+            continue;
+        }
+        for c in [
+            &r.acquisitions,
+            &r.contended,
+            &r.released_with_waiters,
+            &r.wait_total,
+            &r.wait_max,
+            &r.hold_samples,
+            &r.hold_total,
+            &r.hold_max,
+        ]
+        .into_iter()
+        .chain(&r.outcomes)
+        .chain(&r.hist)
+        {
+            c.store(0, Relaxed);
+        }
+        r.first_stack.store(0, Relaxed);
+    }
+    for s in &super::stack::STACKS {
+        s.count.store(0, Relaxed);
+        s.wait_total.store(0, Relaxed);
+        s.wait_max.store(0, Relaxed);
+    }
+    DROPPED_LOCKS.store(0, Relaxed);
+    super::stack::DROPPED_STACKS.store(0, Relaxed);
+}
+
 /// The sampling rate (module doc of [`super`], "Sampling"): one in this many.
 pub fn sample_rate() -> u32 {
     SAMPLE_RATE.load(Relaxed)

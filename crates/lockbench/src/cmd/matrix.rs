@@ -74,6 +74,7 @@ pub fn run(m: &MatrixArgs, out: &mut dyn Write) -> Result<(), String> {
         m.outside_load.clone(),
         m.read_pct.clone(),
     );
+    crate::runner::set_stats(m.run.stats)?;
     let t = m.run.timing(1.0, 0.2);
     run_groups("matrix", &[g], &t, m.run.out.clone(), m.run.format, out).map(|_| ())
 }

@@ -450,6 +450,7 @@ mod tests {
                 pin: false,
                 format: Format::Table,
                 out: None,
+                stats: false,
             },
         };
         let mut buf = Vec::new();

@@ -121,6 +121,7 @@ pub fn run(w: &WorkloadArgs, out: &mut dyn Write) -> Result<(), String> {
     g.lines = or(&w.lines, default_lines(name));
     // A condvar queue needs a producer and a consumer: no 1-thread bound.
     g.calibrate = w.name != WorkloadName::Condvar;
+    crate::runner::set_stats(w.run.stats)?;
     let t = w.run.timing(1.0, 0.2);
     run_groups(
         &format!("workload {name}"),
