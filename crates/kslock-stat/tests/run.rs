@@ -95,6 +95,30 @@ fn reports_name_the_hot_lock() {
     let names: Vec<&str> = p.function.iter().map(|f| st(f.name)).collect();
     assert!(names.contains(&"update_hot"), "{names:?}");
 
+    // The fork child's dump: its own report, the lock it inherited in it.
+    let child: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("report.") && n.ends_with(".txt") && n != "report.txt")
+        .collect();
+    assert_eq!(child.len(), 1, "{child:?}");
+    let ct = std::fs::read_to_string(out.join(&child[0])).unwrap();
+    assert!(ct.contains("hot_lock"), "{ct}");
+
+    // --render re-renders the dumps (as for a server's signal dump).
+    std::fs::remove_file(out.join("report.txt")).unwrap();
+    let again = Command::new(env!("CARGO_BIN_EXE_kslock-stat"))
+        .arg("--render")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(out.join("report.txt").exists());
+
     let svg = std::fs::read_to_string(out.join("flame.svg")).unwrap();
     assert!(svg.starts_with("<?xml") && svg.contains("hot_lock") && svg.contains("update_hot"));
 }
