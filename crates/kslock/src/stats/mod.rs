@@ -72,7 +72,10 @@
 //! unwind table through glibc's `_dl_find_object` (or `dl_iterate_phdr`) and allocates
 //! nothing for objects found that way (every object a dynamically linked program loads);
 //! code registered with `__register_frame` (JIT compilers) may make it allocate at its first
-//! lookup. A walk costs a few µs, hence the sampling. A lock taken inside the walk (by the
+//! lookup. With glibc 2.35 and libgcc 12 or later the lookup (`_dl_find_object`) takes no
+//! lock; before them libgcc's `dl_iterate_phdr` takes the loader's lock, so a walk waits for a
+//! concurrent `dlopen`, and a thread that holds that lock while it waits for a lock the
+//! walking thread holds would deadlock with it. A walk costs a few µs, hence the sampling. A lock taken inside the walk (by the
 //! unwinder itself) is recorded without a stack: a per-thread flag stops recursion.
 //!
 //! # Fork, thread exit, signals
