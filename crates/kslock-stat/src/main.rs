@@ -197,7 +197,7 @@ fn render_all(dir: &Path, top: usize, main_pid: Option<u32>, ns: u64) -> Result<
         "\nkslock-stat: wrote report.txt, report.json, profile.pb, flame.svg in {}{}",
         dir.display(),
         if d.len() > 1 {
-            format!(" (and the files of {} other processes)", d.len() - 1)
+            format!(" (and the files of {} other process(es))", d.len() - 1)
         } else {
             String::new()
         }
