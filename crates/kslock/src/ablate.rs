@@ -1,7 +1,12 @@
-//! Switches that turn one mechanism off, for A/B measurements (issue 11, "ablation"):
-//! `KSLOCK_OFF=<comma-separated names>`, read once per process. Every mechanism a switch names
-//! is on by default; its module doc describes it, and `docs/experiments.md` (in the repository)
-//! gives its measured A/B.
+//! Switches that turn one mechanism off, and tunables that override one derived number, for
+//! A/B measurements ("ablation"). They exist only in experiment builds
+//! (`RUSTFLAGS="--cfg kslock_ablate"`, as `kslock_chaos` is a build of its own): there
+//! `KSLOCK_OFF=<comma-separated names>` is read once per process, and [`tunable`] reads
+//! `KSLOCK_<NAME>` once per number. In every other build every mechanism is on, every number is
+//! the derived one, and no lock path reads the environment (`std::env::var` allocates and takes
+//! std's environment lock: under the preload that would be malloc re-entry from inside
+//! `pthread_mutex_lock`). Every mechanism a switch names is on by default; its module doc
+//! describes it, and `docs/experiments.md` (in the repository) gives its measured A/B.
 //!
 //! | name | mechanism | where |
 //! |------|-----------|-------|
@@ -89,23 +94,55 @@ const NAMES: [(&str, Mech); 24] = [
     ("writer_yield_gate", Mech::WriterYieldGate),
 ];
 
-/// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.
+/// Is `m` on (not listed in `KSLOCK_OFF`)? Outside experiment builds, and under loom, every
+/// mechanism is on.
 #[inline]
 pub(crate) fn on(m: Mech) -> bool {
     off_mask() & m as u32 == 0
 }
 
+/// `KSLOCK_<name>` parsed as a number, in experiment builds only (callers compute it once per
+/// process and cache it; this reads the environment each call). `None` in every other build.
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
+#[cold]
+pub(crate) fn tunable(name: &str) -> Option<u64> {
+    std::env::var(format!("KSLOCK_{name}"))
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
+/// `None`: outside experiment builds nothing overrides a derived number.
+#[cfg(not(all(kslock_ablate, not(kslock_loom))))]
+#[inline(always)]
+pub(crate) fn tunable(_name: &str) -> Option<u64> {
+    None
+}
+
+/// `KSLOCK_<name>` as a string, in experiment builds only (see [`tunable`]).
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
+#[cold]
+pub(crate) fn setting(name: &str) -> Option<String> {
+    std::env::var(format!("KSLOCK_{name}")).ok()
+}
+
+/// `None` outside experiment builds.
+#[cfg(not(all(kslock_ablate, not(kslock_loom))))]
+#[inline(always)]
+pub(crate) fn setting(_name: &str) -> Option<&'static str> {
+    None
+}
+
 /// Bit 31 of [`MASK`]: `KSLOCK_OFF` was read.
-#[cfg(not(kslock_loom))]
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
 const READ: u32 = 1 << 31;
 /// The switches that are off, and [`READ`].
-#[cfg(not(kslock_loom))]
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
 static MASK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
 /// The mask: one load where it was read already (inline, no call: a call through the GOT costs
 /// 2–5 ns on a guest whose kernel runs with IBRS, and a switch must cost the same on both sides
 /// of an A/B), else [`read_mask`].
-#[cfg(not(kslock_loom))]
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
 #[inline]
 fn off_mask() -> u32 {
     let m = MASK.load(core::sync::atomic::Ordering::Relaxed);
@@ -117,7 +154,7 @@ fn off_mask() -> u32 {
 
 /// Reads `KSLOCK_OFF` into [`MASK`] (once per process, or a few times if threads race: each
 /// stores the same value).
-#[cfg(not(kslock_loom))]
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
 #[cold]
 #[inline(never)]
 fn read_mask() -> u32 {
@@ -130,7 +167,9 @@ fn read_mask() -> u32 {
     m
 }
 
-#[cfg(kslock_loom)]
+/// Every mechanism on: a constant the compiler folds into every [`on`] test.
+#[cfg(not(all(kslock_ablate, not(kslock_loom))))]
+#[inline(always)]
 fn off_mask() -> u32 {
     let _ = NAMES;
     0

@@ -75,17 +75,12 @@ fn params() -> Params {
             max: P[2].load(Relaxed),
         };
     }
-    let env = |k: &str| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|&v| v > 0)
-    };
-    let target = env("KSLOCK_WAIT_TARGET_NS").unwrap_or(TARGET_NS);
-    let min = env("KSLOCK_WINDOW_MIN_NS").unwrap_or_else(|| {
+    let env = |k: &str| crate::ablate::tunable(k).filter(|&v| v > 0);
+    let target = env("WAIT_TARGET_NS").unwrap_or(TARGET_NS);
+    let min = env("WINDOW_MIN_NS").unwrap_or_else(|| {
         (crate::spin::spin_cap_ns() as u64 * MIN_CAPS).clamp(MIN_FLOOR_NS, MIN_CEIL_NS)
     });
-    let max = env("KSLOCK_WINDOW_MAX_NS").unwrap_or(target / 4).max(min);
+    let max = env("WINDOW_MAX_NS").unwrap_or(target / 4).max(min);
     P[1].store(min, Relaxed);
     P[2].store(max, Relaxed);
     P[0].store(target, Relaxed);
@@ -131,7 +126,7 @@ mod tests {
     #[test]
     fn windows_shrink_as_the_queue_grows() {
         let (min, max) = window_ns();
-        assert!(min >= MIN_FLOOR_NS || std::env::var("KSLOCK_WINDOW_MIN_NS").is_ok());
+        assert!(min >= MIN_FLOOR_NS || crate::ablate::tunable("WINDOW_MIN_NS").is_some());
         assert!(max >= min);
         // A head that arrived at an empty queue: the owner may batch for the maximum.
         assert_eq!(handoff_at(1_000, 1_000), 1_000 + max);

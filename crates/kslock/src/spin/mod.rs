@@ -156,12 +156,12 @@ fn calib() -> Calib {
             gap_pauses: v as u32 & 0xFFFF,
         };
     }
-    let env = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let cap = env("KSLOCK_SPIN_CAP_NS")
+    let env = crate::ablate::tunable;
+    let cap = env("SPIN_CAP_NS")
         .unwrap_or_else(|| (sys::measure_syscall_ns() * CAP_SYSCALLS).clamp(CAP_MIN_NS, CAP_MAX_NS))
         .clamp(1, u32::MAX as u64);
     let tpu = sys::ticks_per_us().clamp(1, 0xFFFF);
-    let gap_ns = env("KSLOCK_POLL_GAP_NS").unwrap_or(POLL_GAP_NS);
+    let gap_ns = env("POLL_GAP_NS").unwrap_or(POLL_GAP_NS);
     let gap = (gap_ns.saturating_mul(1000) / pause_ps(tpu)).clamp(1, 0xFFFF);
     C.store(cap << 32 | tpu << 16 | gap, R);
     Calib {
