@@ -524,13 +524,6 @@ impl<'a> Spin<'a> {
         Self::with_budget(stats, me, calib().cap_ns, false, true)
     }
 
-    /// Starts a wait for a grant that is due within `ns` (a turn's successor, module doc of
-    /// `crate::mutex::turn`): that long, at most the turn's window plus a few µs, whatever the
-    /// cap (the caller bounds `ns`). Not fed into the statistics.
-    pub(crate) fn for_grant(stats: &'a SpinStats, me: &'static ThreadRec, ns: u64) -> Self {
-        Self::with_budget(stats, me, ns.min(u32::MAX as u64) as u32, false, false)
-    }
-
     /// Starts a wait whose length the lock's statistics do not predict (a reader waiting out a
     /// writer phase, a reader waiting for its grant): the whole cap, the cost of the sleep it
     /// replaces, and not fed into the statistics (their single writer is the OSQ head).

@@ -197,7 +197,7 @@ fn the_poll_backoff_widens_past_the_gap_while_one_owner_holds_on() {
     let s = SpinStats::new();
     let me = thread::current();
     // A long fixed budget: the backoff, not the budget, is under test.
-    let mut sp = Spin::for_grant(&s, me, 1_000_000_000);
+    let mut sp = Spin::with_budget(&s, me, 1_000_000_000, false, false);
     let gap = sp.gap_pauses;
     // The same owner (this thread: "running" by R3's own-thread rule) poll after poll.
     let mut most = 0;
