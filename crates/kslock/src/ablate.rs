@@ -1,13 +1,16 @@
-//! Switches that turn one mechanism off, for A/B measurements (issue 11, "ablation"):
-//! `KSLOCK_OFF=<comma-separated names>`, read once per process. Every mechanism a switch names
-//! is on by default; its module doc describes it, and `docs/experiments.md` (in the repository)
-//! gives its measured A/B.
+//! Switches that turn one mechanism off, and tunables that override one derived number, for
+//! A/B measurements ("ablation"). They exist only in experiment builds
+//! (`RUSTFLAGS="--cfg kslock_ablate"`, as `kslock_chaos` is a build of its own): there
+//! `KSLOCK_OFF=<comma-separated names>` is read once per process, and [`tunable`] reads
+//! `KSLOCK_<NAME>` once per number. In every other build every mechanism is on, every number is
+//! the derived one, and no lock path reads the environment (`std::env::var` allocates and takes
+//! std's environment lock: under the preload that would be malloc re-entry from inside
+//! `pthread_mutex_lock`). Every mechanism a switch names is on by default; its module doc
+//! describes it, and `docs/experiments.md` (in the repository) gives its measured A/B.
 //!
 //! | name | mechanism | where |
 //! |------|-----------|-------|
-//! | `owner_turn` | the unlocker that hands a mutex over gives the new owner a turn, which the owner ends itself with a handover to the successor, awake by then (off: no turn; the due head asks with `HANDOFF`) | [`crate::mutex`] `turn` |
-//! | `grant_wait` | a turn's successor waits awake for the owner's handover, polling its own wait node (off: it asks with `HANDOFF` at the turn's end and polls the lock word) | [`crate::mutex`] `turn` |
-//! | `run_limit` | a thread releasing mutexes with waiters for longer than the window maximum without waiting, and without a turn, yields once | [`crate::mutex`] `release_checked` |
+//! | `barge_limit` | a thread that has taken contended mutexes without queueing or sleeping for longer than the fairness window's maximum, while others wait, queues at once at its next contended lock | [`crate::mutex`] `lock_slow` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `yield_gate` | where most of a mutex's pre-queue yield phases end in the queue, a locker whose spin failed queues without them; where most of an rwsem's blocked readers end up asleep, a blocked reader queues and sleeps at once (one in 8 still runs the phase, to keep the estimate) | [`crate::mutex`] `lock_slow`, [`crate::rwsem`] `read_contended` |
 //! | `respin_after_yield` | after each yield before queueing, the locker spins again (off: it polls the lock once instead) | [`crate::mutex`] `lock_contended` |
@@ -16,10 +19,7 @@
 //! | `poll_streak` | a spinner whose poll backoff reached the poll gap under one owner widens it up to 16 gaps while that owner holds the lock (off: the gap is the most) | [`crate::spin`] `Spin::step_on` |
 //! | `free_recheck` | a spinner that finds the mutex free looks again ≈ one line transfer later and takes it only if it is still free, unless the lock's spins win after short waits | [`crate::mutex`] `quick_poll`, `spin_on_owner` |
 //! | `recheck_bound` | the OSQ spinner re-checks only in the first half of its budget (off: for the whole budget) | [`crate::mutex`] `spin_on_owner` |
-//! | `quiet_checks` | a release whose turn check is due but finds nobody waiting doubles the releases between two checks, up to 16 (off: it keeps them) | [`crate::mutex`] `waiters_at_check` |
-//! | `quiet_stop` | a thread whose due check finds nobody waiting once the checks' spacing reached 16 releases stops counting its releases until it next contends (off: it counts every release) | [`crate::mutex`] `turn::quiet` |
 //! | `trylock_spin_cap` | `try_lock_spin`'s and `try_write_spin`'s spins stop after 1 µs (off: they run the lock's whole budget) | [`crate::mutex`] `RawMutex::try_lock_spin`, [`crate::rwsem`] `try_write_spin` |
-//! | `rotation_yield` | a thread that contends for a mutex yields after its next release, at most once per 5 spin caps (off: never) | [`crate::mutex`] `rotate` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
 //! | `writer_yield_gate` | the writer's yield before spinning on readers happens only while the lock's average spin is below 512 ns (off: whatever the spins take) | [`crate::rwsem`] `write_contended` |
@@ -36,23 +36,18 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub(crate) enum Mech {
-    OwnerTurn = 1 << 0,
-    GrantWait = 1 << 1,
+    BargeLimit = 1 << 0,
     PreQueueYield = 1 << 4,
     WriterYieldFirst = 1 << 5,
     QuickPoll = 1 << 6,
     CensoredBudget = 1 << 7,
-    RunLimit = 1 << 8,
     YieldOnWriter = 1 << 9,
     RespinAfterYield = 1 << 10,
     QuickPollLong = 1 << 11,
     PollStreak = 1 << 12,
     FreeRecheck = 1 << 13,
     RecheckBound = 1 << 14,
-    QuietChecks = 1 << 15,
-    RotationYield = 1 << 16,
     QuickYieldSpins = 1 << 17,
-    QuietStop = 1 << 18,
     TrylockSpinCap = 1 << 19,
     WriterGapPoll = 1 << 20,
     QuickBatchStop = 1 << 21,
@@ -62,24 +57,19 @@ pub(crate) enum Mech {
     WriterYieldGate = 1 << 25,
 }
 
-const NAMES: [(&str, Mech); 24] = [
-    ("grant_wait", Mech::GrantWait),
-    ("owner_turn", Mech::OwnerTurn),
+const NAMES: [(&str, Mech); 19] = [
+    ("barge_limit", Mech::BargeLimit),
     ("pre_queue_yield", Mech::PreQueueYield),
     ("writer_yield_first", Mech::WriterYieldFirst),
     ("quick_poll", Mech::QuickPoll),
     ("censored_budget", Mech::CensoredBudget),
-    ("run_limit", Mech::RunLimit),
     ("yield_on_writer", Mech::YieldOnWriter),
     ("respin_after_yield", Mech::RespinAfterYield),
     ("quick_poll_long", Mech::QuickPollLong),
     ("poll_streak", Mech::PollStreak),
     ("free_recheck", Mech::FreeRecheck),
     ("recheck_bound", Mech::RecheckBound),
-    ("quiet_checks", Mech::QuietChecks),
-    ("rotation_yield", Mech::RotationYield),
     ("quick_yield_spins", Mech::QuickYieldSpins),
-    ("quiet_stop", Mech::QuietStop),
     ("trylock_spin_cap", Mech::TrylockSpinCap),
     ("writer_gap_poll", Mech::WriterGapPoll),
     ("quick_batch_stop", Mech::QuickBatchStop),
@@ -89,23 +79,55 @@ const NAMES: [(&str, Mech); 24] = [
     ("writer_yield_gate", Mech::WriterYieldGate),
 ];
 
-/// Is `m` on (not listed in `KSLOCK_OFF`)? Under loom every mechanism is on.
+/// Is `m` on (not listed in `KSLOCK_OFF`)? Outside experiment builds, and under loom, every
+/// mechanism is on.
 #[inline]
 pub(crate) fn on(m: Mech) -> bool {
     off_mask() & m as u32 == 0
 }
 
+/// `KSLOCK_<name>` parsed as a number, in experiment builds only (callers compute it once per
+/// process and cache it; this reads the environment each call). `None` in every other build.
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
+#[cold]
+pub(crate) fn tunable(name: &str) -> Option<u64> {
+    std::env::var(format!("KSLOCK_{name}"))
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
+/// `None`: outside experiment builds nothing overrides a derived number.
+#[cfg(not(all(kslock_ablate, not(kslock_loom))))]
+#[inline(always)]
+pub(crate) fn tunable(_name: &str) -> Option<u64> {
+    None
+}
+
+/// `KSLOCK_<name>` as a string, in experiment builds only (see [`tunable`]).
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
+#[cold]
+pub(crate) fn setting(name: &str) -> Option<String> {
+    std::env::var(format!("KSLOCK_{name}")).ok()
+}
+
+/// `None` outside experiment builds.
+#[cfg(not(all(kslock_ablate, not(kslock_loom))))]
+#[inline(always)]
+pub(crate) fn setting(_name: &str) -> Option<String> {
+    None
+}
+
 /// Bit 31 of [`MASK`]: `KSLOCK_OFF` was read.
-#[cfg(not(kslock_loom))]
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
 const READ: u32 = 1 << 31;
 /// The switches that are off, and [`READ`].
-#[cfg(not(kslock_loom))]
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
 static MASK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
 /// The mask: one load where it was read already (inline, no call: a call through the GOT costs
 /// 2–5 ns on a guest whose kernel runs with IBRS, and a switch must cost the same on both sides
 /// of an A/B), else [`read_mask`].
-#[cfg(not(kslock_loom))]
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
 #[inline]
 fn off_mask() -> u32 {
     let m = MASK.load(core::sync::atomic::Ordering::Relaxed);
@@ -117,7 +139,7 @@ fn off_mask() -> u32 {
 
 /// Reads `KSLOCK_OFF` into [`MASK`] (once per process, or a few times if threads race: each
 /// stores the same value).
-#[cfg(not(kslock_loom))]
+#[cfg(all(kslock_ablate, not(kslock_loom)))]
 #[cold]
 #[inline(never)]
 fn read_mask() -> u32 {
@@ -130,7 +152,9 @@ fn read_mask() -> u32 {
     m
 }
 
-#[cfg(kslock_loom)]
+/// Every mechanism on: a constant the compiler folds into every [`on`] test.
+#[cfg(not(all(kslock_ablate, not(kslock_loom))))]
+#[inline(always)]
 fn off_mask() -> u32 {
     let _ = NAMES;
     0

@@ -11,8 +11,7 @@
 //! sites compile either way).
 //!
 //! Each event is documented with one line in this file's `Event` list, and [`snapshot`]
-//! returns them by name. The mutex's `mutex_hold_*` events sample where the holding time goes
-//! at its turn checks (module doc of `kslock::mutex`'s `turn`).
+//! returns them by name.
 
 macro_rules! events {
     ($($(#[$doc:meta])* $name:ident,)*) => {
@@ -73,37 +72,8 @@ events! {
     mutex_quick_batch,
     /// A spinner's free re-check saw the owner re-lock; the spin stopped (budget).
     mutex_spin_batch,
-    /// Run-limit yields (a thread that released mutexes with waiters for a window maximum).
-    mutex_run_yield,
-    /// Rotation yields owed (a contending thread, at most once per interval; `mutex::rotate`).
-    mutex_rotation_owed,
-    /// A mutex owner's turn ended at one of its releases: it handed the lock over.
-    mutex_turn_end,
-    /// A turn's owner yielded once for a successor that still slept past the turn's end.
-    mutex_turn_yield,
-    /// A turn's owner found the mutex taken by another thread before its turn ended (its
-    /// lock's fast path failed): someone took the lock in the gap between its release and
-    /// re-lock.
-    mutex_turn_taken,
-    /// A turn's successor started waiting awake for its grant.
-    mutex_succ_await,
-    /// A turn's successor got its grant while waiting awake.
-    mutex_succ_granted,
-    /// A turn's successor stopped waiting awake: the owner sleeps or last ran on its CPU.
-    mutex_succ_owner_off,
-    /// A turn check (≈ every 2 µs of holding while anyone waits) found the owner inside its
-    /// turn. This and the four below sample where a contended mutex's holding time goes
-    /// (module doc of `crate::mutex::turn`, "Where the holding time goes").
-    mutex_hold_turn,
-    /// A turn check found the owner past its turn's end, its successor not yet awake.
-    mutex_hold_turn_over,
-    /// A turn check found an owner without a turn that last took a mutex in the slow path
-    /// before queueing (first try, quick poll, spin, pre-queue yield).
-    mutex_hold_barged,
-    /// A turn check found an owner without a turn that last took a mutex from its queue.
-    mutex_hold_from_queue,
-    /// A turn check found an owner without a turn that never took a mutex in the slow path.
-    mutex_hold_fast,
+    /// A mutex locker queued at once: it had barged past the barging limit (`crate::mutex`).
+    mutex_barge_limit,
     /// Waiters already queued when a mutex locker queued (sum: ÷ mutex_queued = mean length).
     mutex_queued_behind,
     /// A wait_lock contender slept on it (spin budget spent).

@@ -29,6 +29,20 @@
 //! part of it. The window trades throughput for the p99.9 wait at 96 threads and nothing else
 //! (`docs/experiments.md`, "Window length" and "What a move costs").
 //!
+//! # The contract (the mutex; the rwsem's writers use the same windows)
+//!
+//! 1. **A queued waiter** at position k gets the lock within k × (its window + the head's
+//!    timer lateness + one critical section + one handover): each head reserves the lock
+//!    (HANDOFF) at the end of its window, and the unlock after that hands it over.
+//! 2. **A thread that never queues** is sent to the queue: a thread that has taken contended
+//!    mutexes for longer than the window maximum without queueing or sleeping queues at its
+//!    next contended lock while others wait (the mutex's barging limit, module doc of
+//!    [`crate::mutex`]), and there (1) applies.
+//!
+//! Measured (test `mutex_run_limit`, 96 threads on 2 CPUs, work outside the lock, 3 s): the
+//! most and fewest operations per thread differ 4.0–5.9× (6 debug runs, 2026-12-02); the
+//! suite's fairness pass reports the matrix cells' max/min ratios and STARVED cells.
+//!
 //! # Numbers
 //!
 //! | parameter | value | from | override |
@@ -37,8 +51,8 @@
 //! | min | 2 × the spin cap, clamped to 20–80 µs (40 µs for the Intel guest's ≈ 20 µs cap, up to 80 µs on the AMD guests, whose cap calibrates to 20–40 µs) | the spin cap is calibrated near a sleep/wake round trip (module doc of `spin`, [`crate::spin_cap_ns`]); a handover costs a few µs of the owner's time and the window's timer adds its slack, so 2 round trips keep the overhead to a few % while 96 waiters still rotate in about 10 ms | `KSLOCK_WINDOW_MIN_NS` |
 //! | max | `TARGET_NS` / 4 (1 ms), at least the minimum | at most a quarter of the total wait target per window: a waiter never waits more than about a millisecond for the lock to come back when only a few threads want it | `KSLOCK_WINDOW_MAX_NS` |
 //!
-//! The overrides are read once per process, for experiments. [`window_ns`] gives the bounds in
-//! force.
+//! The overrides exist only in experiment builds (`--cfg kslock_ablate`, [`crate::ablate`]),
+//! read once per process. [`window_ns`] gives the bounds in force.
 
 /// Total wait to aim for per waiter, ns (module doc).
 #[cfg_attr(kslock_loom, allow(dead_code))] // loom: empty windows
@@ -75,17 +89,12 @@ fn params() -> Params {
             max: P[2].load(Relaxed),
         };
     }
-    let env = |k: &str| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|&v| v > 0)
-    };
-    let target = env("KSLOCK_WAIT_TARGET_NS").unwrap_or(TARGET_NS);
-    let min = env("KSLOCK_WINDOW_MIN_NS").unwrap_or_else(|| {
+    let env = |k: &str| crate::ablate::tunable(k).filter(|&v| v > 0);
+    let target = env("WAIT_TARGET_NS").unwrap_or(TARGET_NS);
+    let min = env("WINDOW_MIN_NS").unwrap_or_else(|| {
         (crate::spin::spin_cap_ns() as u64 * MIN_CAPS).clamp(MIN_FLOOR_NS, MIN_CEIL_NS)
     });
-    let max = env("KSLOCK_WINDOW_MAX_NS").unwrap_or(target / 4).max(min);
+    let max = env("WINDOW_MAX_NS").unwrap_or(target / 4).max(min);
     P[1].store(min, Relaxed);
     P[2].store(max, Relaxed);
     P[0].store(target, Relaxed);
@@ -131,7 +140,7 @@ mod tests {
     #[test]
     fn windows_shrink_as_the_queue_grows() {
         let (min, max) = window_ns();
-        assert!(min >= MIN_FLOOR_NS || std::env::var("KSLOCK_WINDOW_MIN_NS").is_ok());
+        assert!(min >= MIN_FLOOR_NS || crate::ablate::tunable("WINDOW_MIN_NS").is_some());
         assert!(max >= min);
         // A head that arrived at an empty queue: the owner may batch for the maximum.
         assert_eq!(handoff_at(1_000, 1_000), 1_000 + max);

@@ -107,9 +107,8 @@ fn max_spinners() -> u32 {
             return m;
         }
         let cpus = affinity_cpus();
-        let m = std::env::var("KSLOCK_OSQ_SPINNERS")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
+        let m = crate::ablate::tunable("OSQ_SPINNERS")
+            .map(|v| v.min(u32::MAX as u64) as u32)
             .unwrap_or(cpus.saturating_sub(1))
             .max(1);
         MAX.store(m, O::Relaxed);

@@ -127,11 +127,10 @@ fn loom_mutex_fair_unlock_hands_off() {
 }
 
 #[test]
-fn loom_mutex_turn_successor_gets_its_grant() {
+fn loom_mutex_fair_unlocks_hand_down_the_queue() {
     // Two lockers queue behind a holder; its fair unlock hands the lock to the first and makes
-    // the second the turn's successor, which waits awake for its grant (module doc of
-    // `kslock::mutex::turn`; windows are empty under loom) while the first's fair unlock hands
-    // the lock over: the grant is seen before the handover is complete.
+    // the second head (woken to start its window; windows are empty under loom), and the
+    // first's fair unlock hands the lock to it.
     loom::model(|| {
         let g = guarded();
         g.m.lock();

@@ -1,7 +1,7 @@
 //! The mutex's rotation with fairness windows far shorter than a wakeup (10 µs): a due head
 //! must still get its handover. Its own test binary, because the window override is read once
-//! per process.
-#![cfg(not(kslock_loom))]
+//! per process; an experiment build (`--cfg kslock_ablate`), the only build that reads it.
+#![cfg(all(kslock_ablate, not(kslock_loom)))]
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};

@@ -44,8 +44,8 @@ const PROBE_SETTLE: u32 = 1;
 const PROBE: u32 = 2;
 const SETTLE_BACK: u32 = 3;
 
-/// `KSLOCK_HYBRID_READS=shared|exclusive` pins the mode (read once per process; for A/B
-/// measurements): `Some(true)` = reads through `m`.
+/// `KSLOCK_HYBRID_READS=shared|exclusive` pins the mode (experiment builds only, read once per
+/// process; for A/B measurements): `Some(true)` = reads through `m`.
 #[cfg(not(kslock_loom))]
 fn pinned() -> Option<bool> {
     use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
@@ -55,9 +55,9 @@ fn pinned() -> Option<bool> {
         2 => Some(false),
         3 => Some(true),
         _ => {
-            let v = match std::env::var("KSLOCK_HYBRID_READS").as_deref() {
-                Ok("shared") => 2,
-                Ok("exclusive") => 3,
+            let v = match crate::ablate::setting("HYBRID_READS").as_deref() {
+                Some("shared") => 2,
+                Some("exclusive") => 3,
                 _ => 1,
             };
             P.store(v, Relaxed);

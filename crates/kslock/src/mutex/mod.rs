@@ -60,16 +60,15 @@
 //!    would leave it idle for a whole wakeup.
 //!
 //! When the lock changes hands and others still wait, the next head is woken to start its own
-//! window. After a handover that window is the new owner's **turn** (module doc of `turn`):
-//! the unlocker names the next head its *successor* and tells the new owner when the turn
-//! ends; the owner checks its clock at its releases and hands the lock over itself at the
-//! turn's end, to a successor that by then waits awake for it, polling its own wait node
-//! (`HANDOFF` stays the backstop when that wait fails). A head that took the lock without a
-//! handover wakes the next head itself. The old owner, whose re-lock now fails, queues at the
-//! tail after its pre-queue yields. So when threads outnumber CPUs the lock runs in turns: one
-//! thread re-locks from its own cache for a window while the others sleep, then ownership
-//! moves to the next in FIFO order. The bound: a waiter at queue position k gets the lock
-//! within k × (window + the successor's timer lateness + one critical section + one handover).
+//! window: the unlocker that hands over wakes it, and a head that took the lock without a
+//! handover wakes the next head itself. A head made head by a handover sleeps on its window
+//! (it does not race the new owner, whose window has just begun) and then asks with
+//! `HANDOFF`. The old owner, whose re-lock now fails, queues at the tail after its pre-queue
+//! yields. So when threads outnumber CPUs the lock runs in windows: one thread re-locks from
+//! its own cache while the head sleeps on its timer, then ownership moves to the head in FIFO
+//! order. The bound: a waiter at queue position k gets the lock within k × (window + the
+//! head's timer lateness + one critical section + one handover). Threads that never queue
+//! are bounded by the barging limit (below), which sends them to the queue.
 //!
 //! [`HandoffPolicy::FirstFailure`](crate::policy::HandoffPolicy::FirstFailure) (policy
 //! [`crate::policy::KernelHandoff`]) instead asks for the handoff as soon as the woken head
@@ -137,55 +136,29 @@
 //! poll does not stop at a same-owner streak and takes all 16 polls: there the owner's holds
 //! end soon, and polling the word alone is cheaper than the OSQ spin's RMWs.
 //!
-//! # Run limit
+//! # Barging limit
 //!
-//! A thread that releases mutexes while others wait in their queues, holds no turn (it took
-//! the lock without a handover) and has not itself waited in kslock for longer than the window
-//! maximum (1 ms) yields once, right after such a release, with the lock free
-//! (`release_checked`, module doc of `turn`; switch `KSLOCK_OFF=run_limit`). The head's window
-//! ends on a timer, but a head whose timer fires on the CPU where the owner re-locks from its
-//! fast path, or where running threads keep winning the lock, cannot run until the scheduler's
-//! tick preempts them; the yield lets it run and ask for its handover. With nobody else
-//! runnable on the CPU the yield returns at once (≈ 0.5 µs a millisecond). Cost on the fast
-//! path: a thread-local countdown at every release; at every `every`-th release (the turn's
-//! checks, module doc of `turn`, about every 2 µs while anyone waits, every 16th release
-//! otherwise) one load of the wait list's word and, when someone waits, a clock read. The
-//! running time restarts at every kslock futex wait of the thread and after each such yield.
-//! The test `mutex_run_limit` bounds the spread with 96 threads and work outside the lock.
-//!
-//! # Rotation yield
-//!
-//! A thread that enters the slow path owes a yield right after its next release, at most once
-//! per 5 spin caps (module doc of `rotate`, switch `KSLOCK_OFF=rotation_yield`): with more
-//! threads than CPUs and nobody asleep, a thread's operations are its share of CPU time, which
-//! the scheduler splits unevenly unless the threads leave their CPUs often. A yield before
-//! queueing, or queueing, counts as the thread's rotation. The release fast path is unchanged:
-//! the owed yield sets the release countdown to the next release, whose check path looks at it
-//! first (one thread-local read per check).
+//! The windows bound queued waiters; a thread that never queues (it keeps winning the lock by
+//! its fast path, the quick poll, the spin or after a yield) is bounded by one rule: a thread
+//! that has taken contended mutexes for longer than the window maximum
+//! ([`crate::fairness::window_ns`], 1 ms) without queueing or sleeping in kslock queues at once
+//! at its next contended lock while others wait (no quick poll, spin or yield; switch
+//! `KSLOCK_OFF=barge_limit` in experiment builds). Its count starts at its first contended
+//! lock with waiters present and ends when it queues or sleeps in any kslock futex wait
+//! (`ThreadRec::barging_since`); its cost is one clock read per contended lock while anyone
+//! waits, on the slow path only. So every thread that contends passes through the FIFO at
+//! least once per window maximum of barging, and there meets the windows' bound. The test
+//! `mutex_run_limit` bounds the spread with 96 threads and work outside the lock (max/min
+//! per-thread operations 4.0–5.9 over 6 debug runs on 2026-12-02, against 16–17 without the
+//! limit).
 //!
 //! # One transfer per unlock
 //!
-//! The release CAS is the unlock's first access to the lock's line, as in the rwsem (module doc
-//! of [`crate::rwsem`], "One transfer per unlock"): the turn's countdown is thread-local and
-//! comes first, and the wait list's word (same line) is loaded only at a due check. A load of
-//! the line before the CAS would fetch it shared when another CPU touched it during the
-//! section, and the CAS would fetch it again.
-//!
-//! **Quiet checks and the quiet stop** (switches `KSLOCK_OFF=quiet_checks`, `quiet_stop`). The
-//! countdown is one 32-bit thread-local load and store. A due check that finds nobody waiting
-//! doubles `every` up to 16 (`turn::quiet`), and a quiet check at that spacing turns the
-//! countdown off: a release then only loads it. It is on again, with a check at the next
-//! release, as soon as the thread enters a mutex slow path (lock or unlock) or begins a turn
-//! (`turn::started`); a thread starts with it off. What the checks are for needs contention,
-//! and every way in goes through those paths: a waiter that queues behind an owner whose
-//! countdown is off arms `WAKE_HEAD` (the owner's next unlock takes the slow path and turns its
-//! countdown on) or, once due, asks with `HANDOFF`. A waiter that queues behind an owner of an
-//! otherwise quiet lock is seen at most 16 releases later.
-//!
-//! **An inlined release.** The due-check body (`release_due`) is `#[cold]` and out of line, so
-//! that `release` (the countdown's load and test, the release CAS, calls only on the rare
-//! paths) inlines into any caller, whatever its size: out of line, every unlock was a call
-//! with register saves around one CAS.
+//! The release CAS is the unlock's first and only access to the lock's line, as in the rwsem
+//! (module doc of [`crate::rwsem`], "One transfer per unlock"): a load of the line before the
+//! CAS would fetch it shared when another CPU touched it during the section, and the CAS would
+//! fetch it again. The release is `#[inline(always)]`, one CAS with a call only on the slow
+//! path, so it inlines into any caller.
 //!
 //! # No lost wakeup
 //!
@@ -199,12 +172,11 @@
 //!
 //! # Ablation (`KSLOCK_OFF`, [`crate::ablate`])
 //!
-//! Every mechanism above can be switched off for an A/B: `owner_turn` and `grant_wait` (module
-//! doc of `turn`), `run_limit`, `pre_queue_yield`, `yield_gate`, `respin_after_yield`,
-//! `quick_poll`, `quick_poll_long`, `quick_batch_stop`, `spin_batch_stop`, `free_recheck`,
-//! `recheck_bound`, `quiet_checks`, `quiet_stop`, `rotation_yield` and `trylock_spin_cap`
-//! (this module), and `poll_streak` and `censored_budget` ([`crate::spin`]); the table of all
-//! 24 switches, the rwsem's included, is in `ablate.rs`.
+//! In experiment builds (`--cfg kslock_ablate`) every mechanism above can be switched off for
+//! an A/B: `barge_limit`, `pre_queue_yield`, `yield_gate`, `respin_after_yield`, `quick_poll`,
+//! `quick_poll_long`, `quick_batch_stop`, `spin_batch_stop`, `free_recheck`, `recheck_bound`
+//! and `trylock_spin_cap` (this module), and `poll_streak` and `censored_budget`
+//! ([`crate::spin`]); the table of all the switches, the rwsem's included, is in `ablate.rs`.
 //!
 //! # Memory orderings
 //!
@@ -247,9 +219,7 @@ use crate::thread::{current, current_word, OWNER_FLAGS};
 use crate::wait::{WaitList, WaitLock};
 
 mod queue;
-mod rotate;
 mod slow;
-mod turn;
 
 /// The head waiter sleeps until an unlock wakes it.
 const WAKE_HEAD: u64 = 1 << 0;
@@ -456,48 +426,12 @@ impl<P: MutexPolicy> RawMutex<P> {
         self.release(true);
     }
 
-    /// The unlock fast path: one CAS from "held by me, no flags" to 0. While others wait,
-    /// every few releases check the owner's turn first (`turn`): its end hands the lock over.
-    /// The countdown (thread-local) comes first, the wait list's word only when it runs out:
-    /// outside a due check the release CAS must be the unlock's first access to the lock's
-    /// line (module doc, "One transfer per unlock"). A release whose countdown ran out also
-    /// makes an owed rotation yield (`rotate`) after the release.
+    /// The unlock fast path: one CAS from "held by me, no flags" to 0, the unlock's first and
+    /// only access to the lock's line (module doc, "One transfer per unlock"); the slow path
+    /// when a flag is set or the unlock is `fair`.
     #[inline(always)]
     fn release(&self, fair: bool) {
-        if !fair && turn::due_now() && self.release_due() {
-            return;
-        }
         self.release_now(fair);
-    }
-
-    /// A release of the caller's hold whose countdown ran out: an owed rotation yield (after
-    /// the release), or the turn check if anyone waits. `false` = nothing was due: the caller
-    /// releases as usual. Out of line, so that `release` stays small enough to inline (module
-    /// doc, "An inlined release").
-    #[cold]
-    #[inline(never)]
-    fn release_due(&self) -> bool {
-        if rotate::take() {
-            self.release_now(false);
-            rotate::after_release();
-            return true;
-        }
-        if self.waiters_at_check() {
-            self.release_checked();
-            return true;
-        }
-        false
-    }
-
-    /// At a due check: does anyone wait? If not, the check found a quiet lock, and the next one
-    /// comes later (`turn::quiet`).
-    #[inline]
-    fn waiters_at_check(&self) -> bool {
-        if self.list.is_empty() {
-            turn::quiet();
-            return false;
-        }
-        true
     }
 
     /// The release itself: the CAS to 0, or the slow path when it fails (flags set) or for a
@@ -524,9 +458,6 @@ impl<P: MutexPolicy> RawMutex<P> {
     pub fn unlock_if_owned(&self) -> bool {
         let me = current_word();
         stats::released(self);
-        if turn::due_now() && owner_of(self.owner.load(Relaxed)) == me && self.release_due() {
-            return true;
-        }
         // Release pairs with the Acquire of the next acquisition.
         match self.owner.compare_exchange(me, 0, Release, Relaxed) {
             Ok(_) => true,
@@ -543,8 +474,6 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// is not locked, or is being handed to a new owner whose lock has not returned yet. For
     /// embedders whose locks any thread may release: glibc lets any thread unlock a normal
     /// `pthread_mutex_t`, which programs use as a binary semaphore (the pthread interposer).
-    /// The holder's own release would also check its turn (module doc of `turn`); this one
-    /// releases at once.
     ///
     /// # Safety
     /// Nobody else releases the hold this call releases (its holder included): the caller

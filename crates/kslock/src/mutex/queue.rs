@@ -1,19 +1,16 @@
 //! The mutex's queue: a waiter's life from queueing to leaving the list (the fairness
-//! window, the head's sleeps and spins, a turn's successor waiting for its grant). The state
+//! window, the head's sleeps and spins). The state
 //! machine is in the module doc of [`super`]; the unlocker's side (wakes and handovers) is in
 //! `slow`.
 
-use super::turn;
 use super::{owner_of, RawMutex, HANDOFF, WAKE_HEAD};
-use crate::ablate::{self, Mech};
 use crate::chaos::{self, Site};
 use crate::events::{count, Event};
 use crate::fairness;
 use crate::policy::{HandoffPolicy, MutexPolicy};
-use crate::spin::{self, Spin};
 use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
-use crate::thread::{owner_rec, ThreadRec, Waiter, WakeQ};
+use crate::thread::{ThreadRec, Waiter, WakeQ};
 
 /// `Waiter::state` of a mutex waiter the unlocker unlinked and named owner (`PICKUP`). (0: still
 /// waiting; the condvar's own states, 1, 2, 4 and 5, are never seen by the mutex's waiters:
@@ -75,17 +72,15 @@ impl<P: MutexPolicy> RawMutex<P> {
                     appointed = true;
                 }
             }
-            // A turn's successor waits for the owner's handover rather than asking for it
-            // (below); it becomes due only when that wait fails.
-            let due = head && !(appointed && ablate::on(Mech::GrantWait)) && self.due(w, lost);
+            let due = head && self.due(w, lost);
             if due {
                 count(Event::mutex_head_due);
             } else if head && lost {
                 count(Event::mutex_head_lost);
             }
-            // A free lock is taken here by the head, unless a turn's successor whose turn has
-            // not come (module doc of [`turn`]): waiters further back wait for their turn, and a
-            // successor leaves the owner its turn. (A handover is picked up above, GRANTED.)
+            // A free lock is taken here by the head, unless a head appointed by a handover whose
+            // window is not due: it leaves the new owner its window. (A handover is picked up
+            // above, GRANTED.)
             if head && (due || !appointed) && self.try_acquire(me, due).is_ok() {
                 break true;
             }
@@ -99,7 +94,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                     // A pick-up (the Acquire in try_acquire read the handoff, which follows
                     // GRANTED) needs no wait_lock: the unlocker unlinked us.
                     if got && w.state.load(Relaxed) == GRANTED {
-                        picked_up(me, self.addr(), w);
+                        picked_up(me, w);
                         return true;
                     }
                     self.wait_lock.lock(me, &self.stats);
@@ -121,30 +116,6 @@ impl<P: MutexPolicy> RawMutex<P> {
                     // the previous head (PICKUP). Look again after a window.
                     let t = sys::now_ns().saturating_add(fairness::window_ns().0);
                     park_until = min_deadline(deadline, t);
-                    Arm::Armed
-                } else if lost && appointed {
-                    // The successor of a turn (module doc of [`turn`]): sleep until the turn
-                    // ends, then wait awake for the owner's handover, off the lock's line.
-                    let end = due_at(w);
-                    let now = sys::now_ns();
-                    if now >= end {
-                        if !ablate::on(Mech::OwnerTurn) {
-                            // No turns (switched off): ask for the handover as a due head.
-                            appointed = false;
-                            continue;
-                        }
-                        self.wait_lock.unlock(me);
-                        let until = now.saturating_add(GRANT_WAIT_NS);
-                        if self.await_grant(me, w, deadline.map_or(until, |d| d.min(until))) {
-                            return true;
-                        }
-                        self.wait_lock.lock(me, &self.stats);
-                        // No handover in time: ask for it as a due head (HANDOFF).
-                        appointed = false;
-                        continue;
-                    }
-                    park_until = min_deadline(deadline, end);
-                    count(Event::mutex_window_sleep);
                     Arm::Armed
                 } else if lost {
                     // Busy: sleep until the window is due; the owner runs with no flag.
@@ -188,49 +159,13 @@ impl<P: MutexPolicy> RawMutex<P> {
         acquired
     }
 
-    /// A turn's successor waits awake for its grant (module doc of [`turn`]), polling its own
-    /// wait node, not the lock word, until `until` (wait_lock not held). Stops early when the
-    /// owner sleeps or last ran on this CPU (it cannot be running then: waiting here only keeps
-    /// it off its CPU). `true` = granted and picked up.
-    fn await_grant(&self, me: &'static ThreadRec, w: &Waiter, until: u64) -> bool {
-        let mut spin = Spin::for_grant(&self.stats, me, until.saturating_sub(sys::now_ns()));
-        let mut steps = 0u32;
-        let look_every = spin::poll_gap_pauses().saturating_mul(OWNER_LOOK_GAPS);
-        count(Event::mutex_succ_await);
-        loop {
-            // `hand_off` stores the grant before it names us owner, both under the wait_lock:
-            // seen here, without it, the grant may precede the handover (the loom model
-            // `loom_mutex_turn_successor_gets_its_grant` finds that schedule). Taking the
-            // wait_lock waits the unlocker out; `granted` then picks the lock up.
-            if w.state.load(Relaxed) == GRANTED {
-                self.wait_lock.lock(me, &self.stats);
-                count(Event::mutex_succ_granted);
-                return self.granted(me, w);
-            }
-            // The owner's line is read only every `look_every` steps (≈ 2 µs): each read
-            // fetches it from the owner's cache, which its next re-lock must then reclaim.
-            if steps % look_every == 0 {
-                // (A free lock is the owner between two sections, or a handover in flight.)
-                let owner = owner_of(self.owner.load(Relaxed));
-                if owner != 0 && !owner_rec(owner).is_some_and(|r| spin.owner_running(r)) {
-                    count(Event::mutex_succ_owner_off);
-                    return false;
-                }
-            }
-            steps = steps.wrapping_add(1);
-            if spin.step().is_err() {
-                return false;
-            }
-        }
-    }
-
     /// The unlocker handed us the lock and unlinked us (wait_lock held, dropped here): pick it
     /// up.
     fn granted(&self, me: &'static ThreadRec, w: &Waiter) -> bool {
         let picked = self.try_acquire(me, false).is_ok();
         debug_assert!(picked, "a granted waiter found no handoff");
         self.wait_lock.unlock(me);
-        picked_up(me, self.addr(), w);
+        picked_up(me, w);
         true
     }
 
@@ -304,12 +239,11 @@ impl<P: MutexPolicy> RawMutex<P> {
     }
 }
 
-/// After picking up a handed-over lock: start the turn that came with it (`w`, [`turn`]).
-fn picked_up(me: &'static ThreadRec, lock: usize, w: &Waiter) {
+/// After picking up a handed-over lock.
+fn picked_up(me: &'static ThreadRec, _w: &Waiter) {
     if cfg!(feature = "stats") {
         me.set_window_start(sys::now_ns());
     }
-    turn::begin(me, lock, w.turn());
     me.note_cpu();
 }
 
@@ -320,15 +254,6 @@ fn picked_up(me: &'static ThreadRec, lock: usize, w: &Waiter) {
 pub(super) fn due_at(w: &Waiter) -> u64 {
     fairness::handoff_at(w.queued_at(), w.head_at())
 }
-
-/// How long a turn's successor, awake at its turn's end, waits for the owner's handover before it
-/// asks for it with `HANDOFF`: a few of the owner's clock checks ([`turn::CHECK_NS`] apart).
-const GRANT_WAIT_NS: u64 = 4 * turn::CHECK_NS;
-
-/// A successor waiting for its grant looks at the lock word once per this many R6 poll gaps,
-/// counted in steps (64 pauses on the AMD VM, ≈ 1.7 µs; [`crate::spin`], "Pauses are
-/// calibrated").
-const OWNER_LOOK_GAPS: u32 = 2;
 
 /// The earlier of a user deadline (`None` = none) and a timer.
 fn min_deadline(deadline: Deadline, t: u64) -> Deadline {

@@ -2,12 +2,12 @@
 //! before queueing, and the unlock slow path (wakes and handovers). The waiting loop is in
 //! `queue`; the state machine in the module doc of [`super`].
 
-use super::queue::{due_at, Arm, GRANTED};
-use super::turn::{self, Verdict};
+use super::queue::{Arm, GRANTED};
 use super::{owner_of, RawMutex, FLAGS_MASK, HANDOFF, PICKUP, WAKE_HEAD};
 use crate::ablate::{self, Mech};
 use crate::chaos::{self, Site};
 use crate::events::{count, Event};
+use crate::fairness;
 use crate::policy::MutexPolicy;
 use crate::spin::{
     self, pause, poll_gap_pauses, recheck_pauses, Spin, Stop, PRE_QUEUE_YIELDS, QUICK_POLLS,
@@ -15,7 +15,7 @@ use crate::spin::{
 };
 use crate::sync::Ordering::*;
 use crate::sys::{self, Deadline};
-use crate::thread::{current, owner_rec, Kind, ThreadRec, Turn, WaitSlot, WakeQ};
+use crate::thread::{owner_rec, Kind, ThreadRec, WaitSlot, WakeQ};
 
 /// The quick poll's outcome.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -284,24 +284,17 @@ impl<P: MutexPolicy> RawMutex<P> {
     ) -> bool {
         chaos::point(Site::MutexContended);
         count(Event::mutex_lock_slow);
-        // Until it queues, an acquisition here passes the queue (lock events only).
-        turn::entered(turn::Entry::Barged);
-        // A contending thread owes a rotation yield now and then (module doc of `rotate`),
-        // and its releases count towards turn checks again.
-        super::rotate::arm();
-        turn::started();
-        if cfg!(feature = "stats") {
-            let (lock, t) = me.turn();
-            if lock == self.addr() && sys::now_ns() < t.end {
-                count(Event::mutex_turn_taken);
-            }
-        }
         match self.try_acquire(me, false) {
             Ok(()) => return true,
             Err(owner) if owner == me.owner_word() && !own_hold_waits => {
                 panic!("kslock: Mutex locked again by the thread that holds it (self-deadlock)")
             }
             Err(_) => {}
+        }
+        // The barging limit (module doc): past it, queue without polling, spinning or yielding.
+        if self.barged_too_long(me) {
+            count(Event::mutex_barge_limit);
+            return self.queue(me, deadline);
         }
         let quick = self.quick_poll(me);
         if quick == Quick::Won {
@@ -333,8 +326,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             PRE_QUEUE_YIELDS
         };
         for _ in 0..yields {
-            let (back, ran_others) = spin::timed_yield();
-            super::rotate::left_cpu(back);
+            let (_, ran_others) = spin::timed_yield();
             if self.try_acquire(me, false).is_ok() {
                 count(Event::mutex_yield_acquired);
                 count(Event::mutex_yields_won);
@@ -361,9 +353,24 @@ impl<P: MutexPolicy> RawMutex<P> {
         } else {
             count(Event::mutex_yields_gated);
         }
+        self.queue(me, deadline)
+    }
+
+    /// Has `me` taken contended mutexes without queueing or sleeping for longer than the
+    /// fairness window's maximum while others wait here? (Module doc, "Barging limit".) Not
+    /// under loom, whose clock is frozen.
+    fn barged_too_long(&self, me: &'static ThreadRec) -> bool {
+        if cfg!(kslock_loom) || !ablate::on(Mech::BargeLimit) || self.list.is_empty() {
+            return false;
+        }
+        let now = sys::now_ns();
+        now.saturating_sub(me.barging_since(now)) >= fairness::window_ns().1
+    }
+
+    /// Queues `me` and waits in the queue (the end of the slow path).
+    fn queue(&self, me: &'static ThreadRec, deadline: Deadline) -> bool {
         count(Event::mutex_queued);
-        // The queue is a rotation of its own, and a handover's turn must not end in a yield.
-        super::rotate::left_cpu(sys::now_ns());
+        me.stop_barging();
         let slot = WaitSlot::new(me, Kind::Write, 0);
         let w = slot.node();
         self.wait_lock.lock(me, &self.stats);
@@ -380,22 +387,14 @@ impl<P: MutexPolicy> RawMutex<P> {
         }
         // SAFETY: wait_lock held; `w` stays in `slot` until `wait_in_queue` unlinks it.
         unsafe { self.list.push_back(w) };
-        turn::entered(turn::Entry::FromQueue);
         // SAFETY: `w` is linked and the wait_lock is held.
         unsafe { self.wait_in_queue(me, w, deadline) }
-    }
-
-    /// This mutex's address (the key of a thread's turn, [`turn`]).
-    #[inline]
-    pub(super) fn addr(&self) -> usize {
-        self as *const Self as usize
     }
 
     /// The unlock slow path: a flag is set, `fair` was asked, or the caller does not hold the
     /// lock (misuse).
     #[cold]
     pub(super) fn unlock_slow(&self, me: &'static ThreadRec, fair: bool) {
-        turn::started();
         if !self.release_slow(me, me.owner_word(), fair) {
             panic!(
                 "kslock: Mutex unlocked by a thread that does not hold it (double unlock, or unlock from another thread)"
@@ -404,9 +403,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     }
 
     /// Releases a hold of another thread (`RawMutex::unlock_on_behalf`): the release its owner
-    /// would make, without the owner's turn check (a turn lives in the owner's record; a stale
-    /// one hands the lock over at that thread's next checked release of it, as after a list
-    /// that emptied). `false` if the lock is free, or on its way to a new owner (`PICKUP`:
+    /// would make. `false` if the lock is free, or on its way to a new owner (`PICKUP`:
     /// that owner has not returned from its lock yet, so there is no hold to release).
     pub(super) fn release_on_behalf(&self, me: &'static ThreadRec) -> bool {
         let holder = owner_of(self.owner.load(Relaxed));
@@ -465,10 +462,9 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// asleep (it waited longer than the spin cap: the lock then idles for its wakeup, at most
     /// about one long critical section).
     ///
-    /// The next waiter becomes head here, the successor of the new owner's turn (module doc of
-    /// [`turn`]); this thread wakes it, after the new owner, to sleep on its turn's timer.
-    /// `holder`: the owner word of the hold being released (this thread's, or the holder's
-    /// it releases for).
+    /// The next waiter becomes head here, and this thread wakes it, after the new owner, to
+    /// start its own fairness window (it sleeps on the window's timer). `holder`: the owner
+    /// word of the hold being released (this thread's, or the holder's it releases for).
     fn hand_off(&self, me: &'static ThreadRec, holder: u64, fair: bool) {
         let _ = fair;
         count(Event::mutex_unlock_handoff);
@@ -501,25 +497,15 @@ impl<P: MutexPolicy> RawMutex<P> {
         unsafe { self.list.remove(h) };
         let next = self.list.first();
         let mut baton = WakeQ::new();
-        if next.is_null() {
-            h.set_turn(Turn::default());
-        } else {
+        if !next.is_null() {
             // SAFETY: as above.
             let n = unsafe { &*next };
-            // The next head's window is the new owner's turn (module doc of [`turn`]).
-            // (At least 1: 0 means "not head yet", and loom's clock stays at 0.)
+            // The next head's window starts now. (At least 1: 0 means "not head yet", and
+            // loom's clock stays at 0.)
             n.set_head_at(sys::now_ns().max(1));
-            h.set_turn(if ablate::on(Mech::OwnerTurn) {
-                Turn {
-                    end: due_at(n),
-                    succ: n.rec().id(),
-                }
-            } else {
-                Turn::default()
-            });
             baton.push(n.rec());
         }
-        // Release: the grant, the turn and the unlink happen-before the pick-up, which reads
+        // Release: the grant and the unlink happen-before the pick-up, which reads
         // the owner word with Acquire (in the waiter's try_acquire). Only the owner (we) and
         // wait_lock holders (we) change an owned word's flags: a swap does.
         h.state.store(GRANTED, Release);
@@ -528,13 +514,13 @@ impl<P: MutexPolicy> RawMutex<P> {
         wake.push(rec);
         self.wait_lock.unlock(me);
         // The new owner first (it usually waits awake: no syscall), then the next head, which
-        // sets its timer for the end of the new owner's turn.
+        // sets its timer for the end of its window.
         wake.wake_all();
         baton.wake_all();
     }
 
     /// Condvar support: waiters were appended to this mutex's list (wait_lock held). If one of
-    /// them is the head, its turn must start: arm `WAKE_HEAD` if the lock is held, else wake it
+    /// them is the head, its window must start: arm `WAKE_HEAD` if the lock is held, else wake it
     /// now (the caller queues it in `wake`).
     ///
     /// # Safety
@@ -545,31 +531,6 @@ impl<P: MutexPolicy> RawMutex<P> {
             if !head.is_null() {
                 // SAFETY: linked waiters are alive while the wait_lock is held.
                 wake.push(unsafe { (*head).rec() });
-            }
-        }
-    }
-}
-
-impl<P: MutexPolicy> RawMutex<P> {
-    /// A release with the owner's clock check (module doc of [`turn`]): at the end of its turn
-    /// the owner hands the lock to the head waiter; an owner without a turn that has run for
-    /// the window maximum without waiting in kslock releases and yields once (the run limit).
-    /// (Never under loom: there `turn::due_now` is never due.)
-    #[cold]
-    #[inline(never)]
-    pub(super) fn release_checked(&self) {
-        let me = current();
-        match turn::verdict(me, self.addr()) {
-            Verdict::HandOff => {
-                count(Event::mutex_turn_end);
-                self.release_now(true)
-            }
-            v => {
-                self.release_now(false);
-                if v == Verdict::Yield {
-                    crate::sync::yield_now();
-                    me.reset_running_since(sys::now_ns());
-                }
             }
         }
     }

@@ -156,12 +156,12 @@ fn calib() -> Calib {
             gap_pauses: v as u32 & 0xFFFF,
         };
     }
-    let env = |name| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let cap = env("KSLOCK_SPIN_CAP_NS")
+    let env = crate::ablate::tunable;
+    let cap = env("SPIN_CAP_NS")
         .unwrap_or_else(|| (sys::measure_syscall_ns() * CAP_SYSCALLS).clamp(CAP_MIN_NS, CAP_MAX_NS))
         .clamp(1, u32::MAX as u64);
     let tpu = sys::ticks_per_us().clamp(1, 0xFFFF);
-    let gap_ns = env("KSLOCK_POLL_GAP_NS").unwrap_or(POLL_GAP_NS);
+    let gap_ns = env("POLL_GAP_NS").unwrap_or(POLL_GAP_NS);
     let gap = (gap_ns.saturating_mul(1000) / pause_ps(tpu)).clamp(1, 0xFFFF);
     C.store(cap << 32 | tpu << 16 | gap, R);
     Calib {
@@ -522,13 +522,6 @@ impl<'a> Spin<'a> {
     /// critical section. Not fed into the statistics.
     pub(crate) fn for_handover(stats: &'a SpinStats, me: &'static ThreadRec) -> Self {
         Self::with_budget(stats, me, calib().cap_ns, false, true)
-    }
-
-    /// Starts a wait for a grant that is due within `ns` (a turn's successor, module doc of
-    /// `crate::mutex::turn`): that long, at most the turn's window plus a few µs, whatever the
-    /// cap (the caller bounds `ns`). Not fed into the statistics.
-    pub(crate) fn for_grant(stats: &'a SpinStats, me: &'static ThreadRec, ns: u64) -> Self {
-        Self::with_budget(stats, me, ns.min(u32::MAX as u64) as u32, false, false)
     }
 
     /// Starts a wait whose length the lock's statistics do not predict (a reader waiting out a

@@ -114,7 +114,7 @@ fn admissions_stop_at_the_max_and_never_reach_the_yield_bits() {
 #[test]
 fn cap_is_calibrated_within_its_clamp() {
     let c = spin_cap_ns() as u64;
-    if std::env::var("KSLOCK_SPIN_CAP_NS").is_err() {
+    if crate::ablate::tunable("SPIN_CAP_NS").is_none() {
         assert!((CAP_MIN_NS..=CAP_MAX_NS).contains(&c), "cap {c} ns");
     }
 }
@@ -127,7 +127,7 @@ fn the_poll_gap_is_counted_in_measured_pauses() {
     assert!((100..=1_000_000).contains(&ps), "one pause {ps} ps");
     let gap = poll_gap_pauses();
     assert!((1..=0xFFFF).contains(&gap));
-    if std::env::var("KSLOCK_POLL_GAP_NS").is_err() {
+    if crate::ablate::tunable("POLL_GAP_NS").is_none() {
         // The calibration's own measurement may differ from this one (interrupts), but not
         // by 4×: the gap spans POLL_GAP_NS give or take.
         let ns = gap as u64 * ps / 1000;
@@ -197,7 +197,7 @@ fn the_poll_backoff_widens_past_the_gap_while_one_owner_holds_on() {
     let s = SpinStats::new();
     let me = thread::current();
     // A long fixed budget: the backoff, not the budget, is under test.
-    let mut sp = Spin::for_grant(&s, me, 1_000_000_000);
+    let mut sp = Spin::with_budget(&s, me, 1_000_000_000, false, false);
     let gap = sp.gap_pauses;
     // The same owner (this thread: "running" by R3's own-thread rule) poll after poll.
     let mut most = 0;

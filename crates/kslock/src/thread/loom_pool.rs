@@ -70,19 +70,3 @@ pub(crate) fn slow_enter(me: &ThreadRec) {
     let n = me.in_slow.load(Relaxed);
     me.in_slow.store(n + 1, Relaxed);
 }
-
-/// The owner's turn checks are not modelled (a turn's end is a handoff, which the models
-/// reach through `HANDOFF` and fair unlocks): never due.
-pub(crate) fn count_run_check() -> bool {
-    false
-}
-
-pub(crate) fn adapt_run_checks(_since_ns: u64, _target_ns: u64, _max: u32) {}
-
-pub(crate) fn start_run_checks() {}
-
-pub(crate) fn stop_run_checks() {}
-
-pub(crate) fn run_check_every() -> u32 {
-    1
-}

@@ -59,8 +59,7 @@
 //! | `tid` | the kernel thread id of the record's thread | the pool (registration, fork child) | the pool (is the exited thread gone?) |
 //! | `wake_next` | 0 = on no wake chain; `QUEUED \| next id` = on one (next 0 = last) | wakers ([`WakeQ`]) | the waker that queued it |
 //! | `waiter_busy` | 1 while the record's wait node is in use | the thread | the thread |
-//! | `turn_lock`, `turn_end`, `turn_succ`, `turn_yielded` | the mutex the thread holds a turn with (0 = none), the turn's end (ns), the successor's id, whether the owner yielded for its sleeping successor this turn | the thread (copied from its wait node at a pick-up) | the thread (`crate::mutex::turn`) |
-//! | `last_check` | when the thread last read its clock at a mutex release (ns) | the thread | the thread |
+//! | `barging_since` | when the thread began taking contended mutexes without queueing or sleeping (ns; 0 = not now) | the thread (mutex slow path) | the thread (its futex waits and queueing reset it; `crate::mutex`, "Barging limit") |
 //! | `batch_lock`, `batch_since` | the rwsem whose turn the thread runs (0 = none) and when the run began (ns) | the thread (a release during a head writer's window; its slow path ends the run) | the thread (`crate::rwsem`, "A woken head sleeps out its window") |
 //!
 //! # The wait node ([`Waiter`])
@@ -84,18 +83,13 @@ mod hot;
 mod pool;
 #[cfg(not(kslock_loom))]
 pub(crate) use pool::{
-    adapt_run_checks, by_id, check_next_release, count_run_check, current, current_word, forked,
-    is_dead, records_created, run_check_every, slow_enter, start_run_checks, stop_run_checks,
-    try_by_id,
+    by_id, current, current_word, forked, is_dead, records_created, slow_enter, try_by_id,
 };
 
 #[cfg(kslock_loom)]
 mod loom_pool;
 #[cfg(kslock_loom)]
-pub(crate) use loom_pool::{
-    adapt_run_checks, by_id, count_run_check, current, current_word, forked, is_dead,
-    run_check_every, slow_enter, start_run_checks, stop_run_checks, try_by_id,
-};
+pub(crate) use loom_pool::{by_id, current, current_word, forked, is_dead, slow_enter, try_by_id};
 
 /// Parker: no token.
 const EMPTY: u32 = 0;
@@ -172,10 +166,7 @@ pub(crate) enum Kind {
 ///
 /// The owning thread fills it in before linking it (under the wait_lock); every other field
 /// access happens under the wait_lock of the list it is linked in, except `state`, which wakers
-/// publish with Release and the waiter reads with Acquire (or Relaxed, then takes the
-/// wait_lock: a mutex turn's successor), and the mutex's `turn`, which the grantee may read
-/// without the wait_lock after the Acquire that sees the handover (written before it, under
-/// the wait_lock). All-zero is a valid unlinked node.
+/// publish with Release and the waiter reads with Acquire. All-zero is a valid unlinked node.
 pub(crate) struct Waiter {
     pub(crate) next: UnsafeCell<*const Waiter>,
     pub(crate) prev: UnsafeCell<*const Waiter>,
@@ -193,19 +184,6 @@ pub(crate) struct Waiter {
     queued_at: UnsafeCell<u64>,
     /// Monotonic ns when the waiter first saw itself at the head (0 = not yet).
     head_at: UnsafeCell<u64>,
-    /// mutex: the turn that comes with a handover to this waiter, written by the unlocker
-    /// before the grant.
-    turn: UnsafeCell<Turn>,
-}
-
-/// A mutex turn (`crate::mutex::turn`): what the unlocker that hands the lock over tells the
-/// new owner.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Turn {
-    /// When the turn ends (monotonic ns; 0 = no turn).
-    pub(crate) end: u64,
-    /// Record id of the successor (the head waiter after the handover; 0 = none).
-    pub(crate) succ: u32,
 }
 
 // SAFETY: the UnsafeCell fields follow the access discipline of the type doc (owner before
@@ -228,7 +206,6 @@ impl Waiter {
                 keep_handoff: UnsafeCell::new(false),
                 queued_at: UnsafeCell::new(0),
                 head_at: UnsafeCell::new(0),
-                turn: UnsafeCell::new(Turn { end: 0, succ: 0 }),
             }
         }
     }
@@ -259,7 +236,6 @@ impl Waiter {
         Self::set(&self.keep_handoff, false);
         Self::set(&self.queued_at, 0);
         Self::set(&self.head_at, 0);
-        Self::set(&self.turn, Turn::default());
     }
 
     /// The waiting thread's record.
@@ -327,18 +303,6 @@ impl Waiter {
     /// Records the moment the waiter saw itself at the head (wait_lock held).
     pub(crate) fn set_head_at(&self, t: u64) {
         Self::set(&self.head_at, t);
-    }
-
-    /// mutex: the turn handed over with the lock (the grantee, after the Acquire that sees the
-    /// handover, or under the wait_lock).
-    pub(crate) fn turn(&self) -> Turn {
-        Self::get(&self.turn)
-    }
-
-    /// mutex: sets the turn handed over with the lock (the unlocker, wait_lock held, before
-    /// the grant's Release).
-    pub(crate) fn set_turn(&self, t: Turn) {
-        Self::set(&self.turn, t);
     }
 }
 
@@ -408,17 +372,9 @@ pub(crate) struct ThreadRec {
     /// Feature `lock-events`: when this thread last picked up a handed-over lock (the start of
     /// its fairness window, for the window-length event); 0 = none (only the thread itself).
     window_start: AtomicU64,
-    /// When the thread was first seen releasing a mutex with waiters since its last kslock
-    /// wait, ns; 0 = not since (only the thread itself, and its futex waits reset it).
-    running_since: AtomicU64,
-    /// The thread's turn with a mutex (`crate::mutex::turn`): the mutex's address (0 = none),
-    /// the turn's end (ns) and the successor's record id; and when it last checked its clock
-    /// at a release (ns). Only the thread itself.
-    turn_lock: AtomicUsize,
-    turn_end: AtomicU64,
-    turn_succ: AtomicU32,
-    turn_yielded: AtomicU32,
-    last_check: AtomicU64,
+    /// When the thread first took a contended mutex without queueing since it last queued or
+    /// slept in kslock, ns; 0 = not since (the mutex's barging limit; only the thread itself).
+    barging_since: AtomicU64,
     /// The rwsem whose turn this thread runs (`crate::rwsem`, "A woken head sleeps out its
     /// window"; 0 = none) and when the run began (ns). Only the thread itself.
     batch_lock: AtomicUsize,
@@ -448,14 +404,9 @@ impl ThreadRec {
                 tid: AtomicU32::new(0),
                 waiter_busy: AtomicU32::new(0),
                 window_start: AtomicU64::new(0),
-                running_since: AtomicU64::new(0),
-                turn_lock: AtomicUsize::new(0),
+                barging_since: AtomicU64::new(0),
                 batch_lock: AtomicUsize::new(0),
                 batch_since: AtomicU64::new(0),
-                turn_end: AtomicU64::new(0),
-                turn_succ: AtomicU32::new(0),
-                turn_yielded: AtomicU32::new(0),
-                last_check: AtomicU64::new(0),
                 waiter: Waiter::new(),
                 osq_packed: PackedNode {
                     next: AtomicU32::new(0),
@@ -501,24 +452,6 @@ impl ThreadRec {
         }
     }
 
-    /// Since when (ns) has this thread released locks with waiters without waiting in kslock?
-    /// Starts the count at `now` if it was not running (only the thread itself).
-    #[inline]
-    pub(crate) fn running_since(&self, now: u64) -> u64 {
-        let t = self.running_since.load(Relaxed);
-        if t == 0 {
-            self.running_since.store(now, Relaxed);
-            return now;
-        }
-        t
-    }
-
-    /// Restarts the count of [`running_since`](Self::running_since) (only the thread itself).
-    #[inline]
-    pub(crate) fn reset_running_since(&self, now: u64) {
-        self.running_since.store(now, Relaxed);
-    }
-
     /// rwsem: the lock whose turn this thread runs and when the run began (0 = none; only the
     /// thread itself).
     #[inline]
@@ -536,40 +469,23 @@ impl ThreadRec {
         self.batch_since.store(since, Relaxed);
     }
 
-    /// Sets this thread's mutex turn with the mutex at `lock` (0 = none)
-    /// (`crate::mutex::turn`; only the thread itself).
+    /// Since when (ns) has this thread contended for mutexes without queueing or sleeping?
+    /// Starts the count at `now` if it was not counting (only the thread itself).
     #[inline]
-    pub(crate) fn set_turn(&self, lock: usize, t: Turn) {
-        self.turn_lock.store(lock, Relaxed);
-        self.turn_end.store(t.end, Relaxed);
-        self.turn_succ.store(t.succ, Relaxed);
-        self.turn_yielded.store(0, Relaxed);
+    pub(crate) fn barging_since(&self, now: u64) -> u64 {
+        let t = self.barging_since.load(Relaxed);
+        if t == 0 {
+            self.barging_since.store(now.max(1), Relaxed);
+            return now;
+        }
+        t
     }
 
-    /// This thread's mutex turn: (lock address, turn) (only the thread itself).
+    /// Ends the count of [`barging_since`](Self::barging_since): the thread queued or slept
+    /// (only the thread itself).
     #[inline]
-    pub(crate) fn turn(&self) -> (usize, Turn) {
-        (
-            self.turn_lock.load(Relaxed),
-            Turn {
-                end: self.turn_end.load(Relaxed),
-                succ: self.turn_succ.load(Relaxed),
-            },
-        )
-    }
-
-    /// Notes that the owner yielded once for its sleeping successor this turn; `false` if it
-    /// had already (only the thread itself).
-    #[inline]
-    pub(crate) fn turn_yield_once(&self) -> bool {
-        self.turn_yielded.swap(1, Relaxed) == 0
-    }
-
-    /// Notes a clock check at `now` and returns the time since the previous one (only the
-    /// thread itself).
-    #[inline]
-    pub(crate) fn note_check(&self, now: u64) -> u64 {
-        now.saturating_sub(self.last_check.swap(now, Relaxed))
+    pub(crate) fn stop_barging(&self) {
+        self.barging_since.store(0, Relaxed);
     }
 
     /// Records the start of this thread's window (event counting; only the thread itself).
@@ -603,7 +519,7 @@ impl ThreadRec {
         self.parked.store(1, Relaxed);
         let r = sys::futex_wait(word, expected, deadline);
         self.parked.store(0, Relaxed);
-        self.running_since.store(0, Relaxed);
+        self.barging_since.store(0, Relaxed);
         self.note_cpu();
         r
     }
