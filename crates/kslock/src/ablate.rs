@@ -10,7 +10,7 @@
 //!
 //! | name | mechanism | where |
 //! |------|-----------|-------|
-//! | `barge_limit` | a thread that has taken contended mutexes without queueing or sleeping for longer than the fairness window's maximum, while others wait, queues at once at its next contended lock | [`crate::mutex`] `lock_slow` |
+//! | `barge_limit` | a thread that has taken contended mutexes without queueing or sleeping for the fairness window's maximum, while others wait, yields once at its next contended lock, and queues at once the next time it reaches the limit | [`crate::mutex`] `lock_slow` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `yield_gate` | where most of a mutex's pre-queue yield phases end in the queue, a locker whose spin failed queues without them; where most of an rwsem's blocked readers end up asleep, a blocked reader queues and sleeps at once (one in 8 still runs the phase, to keep the estimate) | [`crate::mutex`] `lock_slow`, [`crate::rwsem`] `read_contended` |
 //! | `respin_after_yield` | after each yield before queueing, the locker spins again (off: it polls the lock once instead) | [`crate::mutex`] `lock_contended` |

@@ -72,7 +72,7 @@ events! {
     mutex_quick_batch,
     /// A spinner's free re-check saw the owner re-lock; the spin stopped (budget).
     mutex_spin_batch,
-    /// A mutex locker queued at once: it had barged past the barging limit (`crate::mutex`).
+    /// A mutex locker reached the barging limit (`crate::mutex`): it yields once, or queues.
     mutex_barge_limit,
     /// Waiters already queued when a mutex locker queued (sum: ÷ mutex_queued = mean length).
     mutex_queued_behind,

@@ -35,12 +35,12 @@
 //!    timer lateness + one critical section + one handover): each head reserves the lock
 //!    (HANDOFF) at the end of its window, and the unlock after that hands it over.
 //! 2. **A thread that never queues** is sent to the queue: a thread that has taken contended
-//!    mutexes for longer than the window maximum without queueing or sleeping queues at its
-//!    next contended lock while others wait (the mutex's barging limit, module doc of
-//!    [`crate::mutex`]), and there (1) applies.
+//!    mutexes for the window maximum without queueing or sleeping yields once at its next
+//!    contended lock while others wait, and queues at the next one past the limit again (the
+//!    mutex's barging limit, module doc of `kslock::mutex`); there (1) applies.
 //!
-//! Measured (test `mutex_run_limit`, 96 threads on 2 CPUs, work outside the lock, 3 s): the
-//! most and fewest operations per thread differ 4.0–5.9× (6 debug runs, 2026-12-02); the
+//! Measured (test `mutex_barging_limit`, 96 threads on 2 CPUs, work outside the lock, 3 s): the
+//! most and fewest operations per thread differ 4.8–6.9× (5 debug runs, 2026-12-02); the
 //! suite's fairness pass reports the matrix cells' max/min ratios and STARVED cells.
 //!
 //! # Numbers
@@ -51,7 +51,7 @@
 //! | min | 2 × the spin cap, clamped to 20–80 µs (40 µs for the Intel guest's ≈ 20 µs cap, up to 80 µs on the AMD guests, whose cap calibrates to 20–40 µs) | the spin cap is calibrated near a sleep/wake round trip (module doc of `spin`, [`crate::spin_cap_ns`]); a handover costs a few µs of the owner's time and the window's timer adds its slack, so 2 round trips keep the overhead to a few % while 96 waiters still rotate in about 10 ms | `KSLOCK_WINDOW_MIN_NS` |
 //! | max | `TARGET_NS` / 4 (1 ms), at least the minimum | at most a quarter of the total wait target per window: a waiter never waits more than about a millisecond for the lock to come back when only a few threads want it | `KSLOCK_WINDOW_MAX_NS` |
 //!
-//! The overrides exist only in experiment builds (`--cfg kslock_ablate`, [`crate::ablate`]),
+//! The overrides exist only in experiment builds (`--cfg kslock_ablate`, the crate's `ablate` module),
 //! read once per process. [`window_ns`] gives the bounds in force.
 
 /// Total wait to aim for per waiter, ns (module doc).

@@ -112,7 +112,7 @@
 //! | `spin` | spin budgets and the "is the owner running?" oracle; the calibrated cap and pause |
 //! | `osq` | the optimistic spin queue: one poller per lock |
 //! | `wait` | the wait_lock and the FIFO waiter list |
-//! | `mutex` | the kernel mutex, its fairness window, turns, run limit and rotation yields |
+//! | `mutex` | the kernel mutex, its fairness window and barging limit |
 //! | `rwsem` | the kernel rw-semaphore |
 //! | `condvar` | the requeueing condition variable |
 //! | [`fairness`] | the window a head waiter grants barging threads |

@@ -291,10 +291,18 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             Err(_) => {}
         }
-        // The barging limit (module doc): past it, queue without polling, spinning or yielding.
+        // The barging limit (module doc): past it, give the CPU away once, so that a head
+        // whose window is due can run and ask for its handover; past it again, queue.
         if self.barged_too_long(me) {
             count(Event::mutex_barge_limit);
-            return self.queue(me, deadline);
+            if !me.barge_yield(sys::now_ns()) {
+                crate::sync::yield_now();
+                if self.try_acquire(me, false).is_ok() {
+                    return true;
+                }
+            } else {
+                return self.queue(me, deadline);
+            }
         }
         let quick = self.quick_poll(me);
         if quick == Quick::Won {

@@ -373,7 +373,8 @@ pub(crate) struct ThreadRec {
     /// its fairness window, for the window-length event); 0 = none (only the thread itself).
     window_start: AtomicU64,
     /// When the thread first took a contended mutex without queueing since it last queued or
-    /// slept in kslock, ns; 0 = not since (the mutex's barging limit; only the thread itself).
+    /// slept in kslock (or since the barging limit's yield), ns, with bit 0 set once that
+    /// yield was made; 0 = not counting (the mutex's barging limit; only the thread itself).
     barging_since: AtomicU64,
     /// The rwsem whose turn this thread runs (`crate::rwsem`, "A woken head sleeps out its
     /// window"; 0 = none) and when the run began (ns). Only the thread itself.
@@ -475,10 +476,20 @@ impl ThreadRec {
     pub(crate) fn barging_since(&self, now: u64) -> u64 {
         let t = self.barging_since.load(Relaxed);
         if t == 0 {
-            self.barging_since.store(now.max(1), Relaxed);
+            self.barging_since.store((now & !1).max(2), Relaxed);
             return now;
         }
-        t
+        t & !1
+    }
+
+    /// Restarts the count of [`barging_since`](Self::barging_since) at `now` after the
+    /// barging limit's yield, and says whether this count had already yielded once (only the
+    /// thread itself). The flag is bit 0 of the word.
+    #[inline]
+    pub(crate) fn barge_yield(&self, now: u64) -> bool {
+        let had = self.barging_since.load(Relaxed) & 1 != 0;
+        self.barging_since.store((now & !1).max(2) | 1, Relaxed);
+        had
     }
 
     /// Ends the count of [`barging_since`](Self::barging_since): the thread queued or slept
