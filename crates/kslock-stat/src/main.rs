@@ -141,28 +141,15 @@ fn render_one(
     let dump = raw::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let report = model::build(&dump, top);
     let name = |ext: &str| {
+        let stem = match ext {
+            "svg" => "flame",
+            "pb" => "profile",
+            _ => "report",
+        };
         if main {
-            dir.join(format!(
-                "{}.{ext}",
-                if ext == "svg" {
-                    "flame"
-                } else if ext == "pb" {
-                    "profile"
-                } else {
-                    "report"
-                }
-            ))
+            dir.join(format!("{stem}.{ext}"))
         } else {
-            dir.join(format!(
-                "{}.{pid}.{ext}",
-                if ext == "svg" {
-                    "flame"
-                } else if ext == "pb" {
-                    "profile"
-                } else {
-                    "report"
-                }
-            ))
+            dir.join(format!("{stem}.{pid}.{ext}"))
         }
     };
     let txt = render::text(&report);

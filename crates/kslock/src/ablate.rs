@@ -98,6 +98,7 @@ pub(crate) fn tunable(name: &str) -> Option<u64> {
 
 /// `None`: outside experiment builds nothing overrides a derived number.
 #[cfg(not(all(kslock_ablate, not(kslock_loom))))]
+#[cfg_attr(kslock_loom, allow(dead_code))] // the callers are not built under loom
 #[inline(always)]
 pub(crate) fn tunable(_name: &str) -> Option<u64> {
     None
@@ -112,6 +113,7 @@ pub(crate) fn setting(name: &str) -> Option<String> {
 
 /// `None` outside experiment builds.
 #[cfg(not(all(kslock_ablate, not(kslock_loom))))]
+#[cfg_attr(kslock_loom, allow(dead_code))] // the callers are not built under loom
 #[inline(always)]
 pub(crate) fn setting(_name: &str) -> Option<String> {
     None
