@@ -429,16 +429,9 @@ impl<P: MutexPolicy> RawMutex<P> {
 
     /// The unlock fast path: one CAS from "held by me, no flags" to 0, the unlock's first and
     /// only access to the lock's line (module doc, "One transfer per unlock"); the slow path
-    /// when a flag is set or the unlock is `fair`.
+    /// when the CAS fails (a flag is set) or the unlock is `fair`.
     #[inline(always)]
     fn release(&self, fair: bool) {
-        self.release_now(fair);
-    }
-
-    /// The release itself: the CAS to 0, or the slow path when it fails (flags set) or for a
-    /// fair unlock.
-    #[inline]
-    pub(super) fn release_now(&self, fair: bool) {
         // Release pairs with the Acquire of the next acquisition.
         if fair
             || self

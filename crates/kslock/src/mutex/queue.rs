@@ -58,7 +58,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             // wait_lock held here.
             // Acquire pairs with `hand_off`'s Release: unlinked and named owner.
             if w.state.load(Acquire) == GRANTED {
-                return self.granted(me, w);
+                return self.granted(me);
             }
             let head = self.list.is_first(w);
             if head && !seen_head {
@@ -94,7 +94,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                     // A pick-up (the Acquire in try_acquire read the handoff, which follows
                     // GRANTED) needs no wait_lock: the unlocker unlinked us.
                     if got && w.state.load(Relaxed) == GRANTED {
-                        picked_up(me, w);
+                        picked_up(me);
                         return true;
                     }
                     self.wait_lock.lock(me, &self.stats);
@@ -145,7 +145,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                 // Under the wait_lock no handoff to us can be in flight: take one that landed,
                 // else leave.
                 if w.state.load(Acquire) == GRANTED {
-                    return self.granted(me, w);
+                    return self.granted(me);
                 }
                 let got = self.try_acquire(me, false).is_ok();
                 if !got {
@@ -161,11 +161,11 @@ impl<P: MutexPolicy> RawMutex<P> {
 
     /// The unlocker handed us the lock and unlinked us (wait_lock held, dropped here): pick it
     /// up.
-    fn granted(&self, me: &'static ThreadRec, w: &Waiter) -> bool {
+    fn granted(&self, me: &'static ThreadRec) -> bool {
         let picked = self.try_acquire(me, false).is_ok();
         debug_assert!(picked, "a granted waiter found no handoff");
         self.wait_lock.unlock(me);
-        picked_up(me, w);
+        picked_up(me);
         true
     }
 
@@ -240,7 +240,7 @@ impl<P: MutexPolicy> RawMutex<P> {
 }
 
 /// After picking up a handed-over lock.
-fn picked_up(me: &'static ThreadRec, _w: &Waiter) {
+fn picked_up(me: &'static ThreadRec) {
     if cfg!(feature = "stats") {
         me.set_window_start(sys::now_ns());
     }
