@@ -59,7 +59,7 @@
 //! | `tid` | the kernel thread id of the record's thread | the pool (registration, fork child) | the pool (is the exited thread gone?) |
 //! | `wake_next` | 0 = on no wake chain; `QUEUED \| next id` = on one (next 0 = last) | wakers ([`WakeQ`]) | the waker that queued it |
 //! | `waiter_busy` | 1 while the record's wait node is in use | the thread | the thread |
-//! | `barging_since` | when the thread began taking contended mutexes without queueing or sleeping (ns; 0 = not now) | the thread (mutex slow path) | the thread (its futex waits and queueing reset it; `crate::mutex`, "Barging limit") |
+//! | `barging_since` | when the thread began taking contended mutexes without queueing or sleeping, or since the barging limit's yield (ns; bit 0 = that yield was made; 0 = not counting) | the thread (mutex slow path) | the thread (its futex waits and queueing reset it; `crate::mutex`, "Barging limit") |
 //! | `batch_lock`, `batch_since` | the rwsem whose turn the thread runs (0 = none) and when the run began (ns) | the thread (a release during a head writer's window; its slow path ends the run) | the thread (`crate::rwsem`, "A woken head sleeps out its window") |
 //!
 //! # The wait node ([`Waiter`])
