@@ -11,6 +11,8 @@
 //! | name | mechanism | where |
 //! |------|-----------|-------|
 //! | `barge_limit` | a thread that has taken contended mutexes without queueing or sleeping for the fairness window's maximum, while others wait, yields once at its next contended lock, and queues at once the next time it reaches the limit | [`crate::mutex`] `lock_slow` |
+//! | `reader_count_spin` | a reader blocked by a writer drops its bias and spins on `count` (with yields) before it queues (off: it queues at once) | [`crate::rwsem`] `read_contended` |
+//! | `rw_pre_queue_yield` | an rwsem writer whose spin failed, and a blocked reader whose count spin failed, yield and retry before queueing (off: no yields before queueing) | [`crate::rwsem`] `read_contended`, `write_contended` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `yield_gate` | where most of a mutex's pre-queue yield phases end in the queue, a locker whose spin failed queues without them; where most of an rwsem's blocked readers end up asleep, a blocked reader queues and sleeps at once (one in 8 still runs the phase, to keep the estimate) | [`crate::mutex`] `lock_slow`, [`crate::rwsem`] `read_contended` |
 //! | `respin_after_yield` | after each yield before queueing, the locker spins again (off: it polls the lock once instead) | [`crate::mutex`] `lock_contended` |
@@ -37,6 +39,8 @@
 #[repr(u32)]
 pub(crate) enum Mech {
     BargeLimit = 1 << 0,
+    ReaderCountSpin = 1 << 2,
+    RwPreQueueYield = 1 << 3,
     PreQueueYield = 1 << 4,
     WriterYieldFirst = 1 << 5,
     QuickPoll = 1 << 6,
@@ -57,8 +61,10 @@ pub(crate) enum Mech {
     WriterYieldGate = 1 << 25,
 }
 
-const NAMES: [(&str, Mech); 19] = [
+const NAMES: [(&str, Mech); 21] = [
     ("barge_limit", Mech::BargeLimit),
+    ("reader_count_spin", Mech::ReaderCountSpin),
+    ("rw_pre_queue_yield", Mech::RwPreQueueYield),
     ("pre_queue_yield", Mech::PreQueueYield),
     ("writer_yield_first", Mech::WriterYieldFirst),
     ("quick_poll", Mech::QuickPoll),

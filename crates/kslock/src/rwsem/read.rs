@@ -238,6 +238,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 self.after_join(me, c);
                 return true;
             }
+            if !crate::ablate::on(crate::ablate::Mech::ReaderCountSpin) {
+                return self.read_queue(me, true, deadline, true);
+            }
             if P::READER_SPIN == ReaderSpin::Off && c & behind == 0 {
                 // Wait for the writer phase on the count word before queueing. Without our
                 // bias: a phantom bias would keep a WRITER_WANT writer waiting on us.
@@ -247,7 +250,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 if self.stats.skip_yields() {
                     return self.read_queue(me, false, deadline, false);
                 }
-                for y in 0..=PRE_QUEUE_YIELDS {
+                let most = if crate::ablate::on(crate::ablate::Mech::RwPreQueueYield) {
+                    PRE_QUEUE_YIELDS
+                } else {
+                    0
+                };
+                for y in 0..=most {
                     // The first yield comes before the first spin (module doc, "Meeting a
                     // writer").
                     if y > 0 || yield_on_writer() {
