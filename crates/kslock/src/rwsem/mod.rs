@@ -104,7 +104,7 @@
 //! writer is blocked) with them. A queued reader behind a writer is granted only after that
 //! writer (`mark_wake` grants readers only from a reader head), so no state bit is added.
 //!
-//! **Blocked readers** (default policy, S4 `Off`) drop their bias and spin on `count` under the
+//! **Blocked readers** (default policy, S4 `Off`; switch `reader_count_spin`) drop their bias and spin on `count` under the
 //! calibrated cap ([`crate::spin_cap_ns`], the cost of the sleep it replaces) while the writer
 //! that blocks them runs (the oracle) or waits awake for readers to drain, and join with a CAS
 //! as soon as nothing blocks readers. Only then do they queue, and a queued reader still polls
@@ -118,7 +118,7 @@
 //! `WAITERS`: a free lock wakes the head, a reader-held lock lets a head reader join. This
 //! closes the window in which an unlocker saw the phantom bias, or did not yet see `WAITERS`.
 //!
-//! **Yield before queueing** (user space): a writer whose spin failed, or a blocked reader whose
+//! **Yield before queueing** (user space; switch `rw_pre_queue_yield`): a writer whose spin failed, or a blocked reader whose
 //! wait on the count failed, gives its CPU away and tries again, [`PRE_QUEUE_YIELDS`] times,
 //! before it queues. With more threads than CPUs a spin mostly fails because the holder was
 //! preempted; a thread that then sleeps needs a wakeup and a CPU before it can take the lock
@@ -475,6 +475,18 @@ fn misuse(what: &str) -> ! {
 #[inline]
 fn yield_on_writer() -> bool {
     !cfg!(kslock_loom) && crate::ablate::on(crate::ablate::Mech::YieldOnWriter)
+}
+
+/// How many times a writer whose spin failed, or a blocked reader whose count spin failed,
+/// yields before it queues (module doc, "Yield before queueing"): [`PRE_QUEUE_YIELDS`], or 0
+/// under the experiment switch `KSLOCK_OFF=rw_pre_queue_yield`.
+#[inline]
+fn pre_queue_yields() -> u32 {
+    if crate::ablate::on(crate::ablate::Mech::RwPreQueueYield) {
+        PRE_QUEUE_YIELDS
+    } else {
+        0
+    }
 }
 
 /// The record of a writer named by `owner` (None: no owner, reader-owned, or an unknown word).

@@ -250,12 +250,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 if self.stats.skip_yields() {
                     return self.read_queue(me, false, deadline, false);
                 }
-                let most = if crate::ablate::on(crate::ablate::Mech::RwPreQueueYield) {
-                    PRE_QUEUE_YIELDS
-                } else {
-                    0
-                };
-                for y in 0..=most {
+                for y in 0..=pre_queue_yields() {
                     // The first yield comes before the first spin (module doc, "Meeting a
                     // writer").
                     if y > 0 || yield_on_writer() {

@@ -376,11 +376,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// ("Meeting a writer"); not right after a yield that ran nobody (`ran_nobody`; module doc,
     /// "A yield that ran nobody"); never under loom, where yields explore nothing.
     fn yield_before_spin(&self, yields: u32, ran_nobody: bool) -> bool {
-        if cfg!(kslock_loom)
-            || yields >= READER_YIELDS
-            || ran_nobody
-            || !crate::ablate::on(crate::ablate::Mech::RwPreQueueYield)
-        {
+        if cfg!(kslock_loom) || yields >= READER_YIELDS.min(pre_queue_yields()) || ran_nobody {
             return false;
         }
         let c = self.count.load(Relaxed);
@@ -485,9 +481,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
                 events::count(Ev::rwsem_write_spin_acquired);
                 return true;
             }
-            if yields == PRE_QUEUE_YIELDS
-                || !crate::ablate::on(crate::ablate::Mech::RwPreQueueYield)
-            {
+            if yields == pre_queue_yields() {
                 break;
             }
             yields += 1;
