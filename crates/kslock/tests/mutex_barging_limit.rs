@@ -11,12 +11,13 @@ use std::time::Duration;
 #[test]
 fn running_threads_let_the_queue_in() {
     // 96 threads on the 2-CPU guest, a short critical section and ≈ 2.5 µs of work outside
-    // it, for 3 s (debug build, as `cargo test` runs it): max/min per-thread operations 4.8–6.9
-    // over 5 runs with the barging limit, 16–17 without it (2026-12-02); 18 later runs the same
-    // day gave 3.1–7.8, and 11.1 and 16.7 in two of them: one queued thread at a fifth of the
-    // median, the queue's own fairness gap (open, `docs/experiments.md`). The bound, 8, catches
-    // the barging starvation; it does not apply under delay injection, whose sleeps decide a
-    // thread's share (see `mutex_short_windows`).
+    // it (debug build, as `cargo test` runs it). Every thread's longest gap between two of its
+    // operations is one pass through the queue, 650–970 ms here (2026-12-02): the queue's cycle,
+    // 96 heads at ≈ 8 ms each on an oversubscribed CPU. Over 3 s a thread passes the queue 3–4
+    // times, and the spread of the barging phases between the passes gave max/min 3.1–7.8 with
+    // 11.1–19 in about 1 run in 8; over 6 s (7–8 cycles) 2.7–4.1 in 10 runs; 16–17 without the
+    // barging limit. The bound, 8, catches the barging starvation; it does not apply under
+    // delay injection, whose sleeps decide a thread's share (see `mutex_short_windows`).
     const THREADS: usize = 96;
     let m = Arc::new(kslock::Mutex::new(0u64));
     let stop = Arc::new(AtomicBool::new(false));
@@ -34,14 +35,22 @@ fn running_threads_let_the_queue_in() {
                     std::thread::yield_now();
                 }
                 let mut n = 0u64;
+                // The longest gap between two of this thread's operations: its queue passes.
+                let mut last = std::time::Instant::now();
+                let mut gap = Duration::ZERO;
                 while !stop.load(Relaxed) {
-                    *m.lock() += 1;
+                    let mut g = m.lock();
+                    *g += 1;
+                    drop(g);
+                    let now = std::time::Instant::now();
+                    gap = gap.max(now - last);
+                    last = now;
                     for _ in 0..100 {
                         core::hint::spin_loop();
                     }
                     n += 1;
                 }
-                n
+                (n, gap)
             })
         })
         .collect();
@@ -49,9 +58,12 @@ fn running_threads_let_the_queue_in() {
         std::thread::sleep(Duration::from_millis(1));
     }
     go.store(true, Release);
-    std::thread::sleep(Duration::from_millis(3000));
+    std::thread::sleep(Duration::from_millis(6000));
     stop.store(true, Relaxed);
-    let counts: Vec<u64> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let res: Vec<(u64, Duration)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let counts: Vec<u64> = res.iter().map(|r| r.0).collect();
+    let longest = res.iter().map(|r| r.1).max().unwrap();
+    eprintln!("{THREADS} threads: longest gap between a thread's operations {longest:?}");
     assert_eq!(*m.lock(), counts.iter().sum::<u64>(), "lost updates");
     let (min, max) = (*counts.iter().min().unwrap(), *counts.iter().max().unwrap());
     eprintln!("{THREADS} threads: max/min {max}/{min}");

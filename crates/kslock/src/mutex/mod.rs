@@ -150,8 +150,9 @@
 //! read per contended lock while anyone waits, on the slow path only. So every thread that
 //! contends passes through the FIFO at least once per two window maxima of barging, and there
 //! meets the windows' bound. The test `mutex_barging_limit` bounds the spread with 96 threads and
-//! work outside the lock (max/min per-thread operations 4.8–6.9 over 5 debug runs on
-//! 2026-12-02; 16–17 without the limit; 4.8–11.2 with the yield alone).
+//! work outside the lock over 6 s (max/min per-thread operations 2.7–4.1 over 10 debug runs on
+//! 2026-12-02; 16–17 without the limit over 3 s). There a pass through the queue of 96 takes
+//! 650–970 ms (≈ 8 ms per head: two wakeups on an oversubscribed CPU).
 //!
 //! # One transfer per unlock
 //!
