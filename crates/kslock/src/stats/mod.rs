@@ -5,7 +5,7 @@
 //! contended acquisition ended, and the call stacks that waited: the kernel's
 //! `CONFIG_LOCK_STAT` and Go's mutex profile, for kslock's locks. [`snapshot`] reads the
 //! figures, [`report`] formats the top locks as text, [`Snapshot::to_json`] as JSON;
-//! [`set_name`] labels a lock. `kslock-stat` (crate `crates/kslock-stat`) gives the same
+//! [`set_name`] labels a lock; [`set_enabled`] turns recording off and on at run time. `kslock-stat` (crate `crates/kslock-stat`) gives the same
 //! for any dynamically linked program, through the pthread preload
 //! ([`write_raw`] is its dump).
 //!
@@ -118,5 +118,6 @@ pub use raw::write_raw;
 pub use snapshot::{report, snapshot, LockKind, LockStats, Snapshot, StackStats};
 #[cfg(feature = "stats")]
 pub use table::{
-    reset, sample_rate, set_name, set_sample_rate, HIST_BUCKETS, MAX_FRAMES, MAX_LOCKS, MAX_STACKS,
+    enabled, reset, sample_rate, set_enabled, set_name, set_sample_rate, HIST_BUCKETS, MAX_FRAMES,
+    MAX_LOCKS, MAX_STACKS,
 };

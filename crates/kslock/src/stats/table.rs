@@ -2,7 +2,7 @@
 //! address with its kind's tag in the low bits), linear probing over at most [`MAX_PROBE`]
 //! slots. Keys are claimed by one CAS from 0 and never removed.
 
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 
 /// Lock records the table holds (module doc of [`super`], "Memory").
 pub const MAX_LOCKS: usize = 4096;
@@ -98,6 +98,22 @@ pub(super) static RECORDS: [Record; MAX_LOCKS] = [const { Record::new() }; MAX_L
 pub(super) static DROPPED_LOCKS: AtomicU64 = AtomicU64::new(0);
 /// One in this many acquisitions samples a hold, and contended ones a stack.
 static SAMPLE_RATE: AtomicU32 = AtomicU32::new(64);
+/// Whether the hooks record ([`set_enabled`]). Relaxed: it orders nothing; a thread sees a
+/// change at its next hook, within the store's propagation.
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Whether statistics are being recorded (the default, in a build with feature `stats`).
+pub fn enabled() -> bool {
+    ENABLED.load(Relaxed)
+}
+
+/// Turns recording on or off for the whole process. Off, each acquisition costs one load of
+/// this flag and nothing else: no table probe, no clock, no stack; the figures recorded so
+/// far stay readable ([`super::snapshot`]). A hold sampled before the switch still ends at its
+/// release (the release hook is not switched), so no hold is charged across an off period.
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Relaxed);
+}
 
 /// The first slot of `key`'s probe sequence (Fibonacci hashing of the address).
 #[inline(always)]
@@ -154,6 +170,9 @@ pub(super) fn find_or_insert(key: usize) -> Option<&'static Record> {
 /// Hook: an uncontended acquisition of `key` (counted only once the lock has a record).
 #[inline(always)]
 pub(crate) fn acquired(key: usize) {
+    if !enabled() {
+        return;
+    }
     if let Some(r) = find(key) {
         r.acquisitions.fetch_add(1, Relaxed);
         super::tls::maybe_sample_hold(key);
@@ -163,6 +182,9 @@ pub(crate) fn acquired(key: usize) {
 /// Hook: a release of `key` with waiters.
 #[inline(always)]
 pub(crate) fn released_with_waiters(key: usize) {
+    if !enabled() {
+        return;
+    }
     if let Some(r) = find(key) {
         r.released_with_waiters.fetch_add(1, Relaxed);
     }

@@ -111,14 +111,18 @@ pub(super) struct Wait {
 /// sample when one is due or the lock has no first stack yet, then the clock.
 #[inline(never)]
 pub(super) fn begin(key: usize) -> Wait {
+    let off = Wait {
+        key,
+        t0: 0,
+        rec: None,
+        depth: 0,
+    };
+    if !table::enabled() {
+        return off;
+    }
     let Some(rec) = table::find_or_insert(key) else {
         table::DROPPED_LOCKS.fetch_add(1, Relaxed);
-        return Wait {
-            key,
-            t0: 0,
-            rec: None,
-            depth: 0,
-        };
+        return off;
     };
     let depth = ME.with(|s| {
         s.outcome.set(0);
