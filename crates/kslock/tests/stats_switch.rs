@@ -32,7 +32,11 @@ fn off_records_nothing_and_on_resumes() {
     assert!(stats::enabled(), "recording is on by default");
     let m = Arc::new(Mutex::new(0u64));
     assert!(stats::set_name(&*m, "switched"));
-    let count = || stats::snapshot().get(&*m).map(|s| (s.acquisitions, s.contended));
+    let count = || {
+        stats::snapshot()
+            .get(&*m)
+            .map(|s| (s.acquisitions, s.contended))
+    };
 
     stats::set_enabled(false);
     assert!(!stats::enabled());
@@ -44,6 +48,9 @@ fn off_records_nothing_and_on_resumes() {
     contend(&m, 200);
     let (acq, contended) = count().unwrap();
     assert_eq!(acq, 400, "every acquisition counted once on again");
-    assert!(contended > 0, "overlapping holds of 50 µs were never contended");
+    assert!(
+        contended > 0,
+        "overlapping holds of 50 µs were never contended"
+    );
     assert_eq!(*m.lock(), 800);
 }

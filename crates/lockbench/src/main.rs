@@ -6,6 +6,9 @@ fn main() {
     if let Err(e) = lockbench::cli::validate(&cli) {
         e.exit();
     }
+    // A build with feature `stats` records only under `--stats` (matrix, workload), which
+    // turns recording back on: the other commands measure the hooks switched off.
+    lockbench::runner::set_stats(false).expect("turning statistics off cannot fail");
     if cfg!(debug_assertions)
         && !matches!(
             cli.cmd,

@@ -200,6 +200,10 @@ pub fn set_stats(on: bool) -> Result<(), String> {
         return Err("--stats needs a build with feature `stats` (cargo run --release -p lockbench --features stats -- ...)".into());
     }
     STATS.store(on, Relaxed);
+    // Compiled in, recording runs only with `--stats` (without it a stats build measures the
+    // cost of the hooks switched off).
+    #[cfg(feature = "stats")]
+    kslock::stats::set_enabled(on);
     Ok(())
 }
 
