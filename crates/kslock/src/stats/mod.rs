@@ -5,9 +5,9 @@
 //! contended acquisition ended, and the call stacks that waited: the kernel's
 //! `CONFIG_LOCK_STAT` and Go's mutex profile, for kslock's locks. [`snapshot`] reads the
 //! figures, [`report`] formats the top locks as text, [`Snapshot::to_json`] as JSON;
-//! [`set_name`] labels a lock; [`set_enabled`] turns recording off and on at run time. `kslock-stat` (crate `crates/kslock-stat`) gives the same
-//! for any dynamically linked program, through the pthread preload
-//! ([`write_raw`] is its dump).
+//! [`set_name`] labels a lock; [`set_enabled`] turns recording off and on at run time.
+//! `kslock-stat` (crate `crates/kslock-stat`) gives the same for any dynamically linked
+//! program, through the pthread preload ([`write_raw`] is its dump).
 //!
 //! ```
 //! # #[cfg(feature = "stats")] {
