@@ -6,8 +6,7 @@ fn main() {
     if let Err(e) = lockbench::cli::validate(&cli) {
         e.exit();
     }
-    // A build with feature `stats` records only under `--stats` (matrix, workload), which
-    // turns recording back on: the other commands measure the hooks switched off.
+    // Recording off until a command's `--stats` turns it on (`runner::set_stats`).
     lockbench::runner::set_stats(false).expect("turning statistics off cannot fail");
     if cfg!(debug_assertions)
         && !matches!(
