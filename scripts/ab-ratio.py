@@ -68,5 +68,17 @@ for k in sorted(res[names[0]], key=lambda k: (k[0], k[1], int(k[2]), int(k[3]), 
         runs_txt = "[" + ", ".join(f"{x[0]:.2f}{'*' if x[4] else ''}" for x in v) + "]"
         out.append(f"{med:.3f} {runs_txt}{same_med} {statistics.median(x[1] for x in v):.0f} mm{statistics.median(x[2] for x in v):.1f} p{statistics.median(x[3] for x in v):.1f} c{statistics.median(x[5] for x in v):.0f}")
     print(k, " | ".join(out))
+def gm(xs): return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float('nan')
 for n in names:
-    print("geo", n, round(math.exp(sum(map(math.log, geo[n])) / len(geo[n])), 3))
+    print("geo", n, round(gm(geo[n]), 3))
+# Per family (lock, workload, read mix) over cells with 8+ threads, and the overall line as the
+# suite's scoreboard computes it: the geo-mean over families.
+fams = collections.defaultdict(lambda: collections.defaultdict(list))
+for n in names:
+    for k, v in res[n].items():
+        if int(k[2]) >= 8 and v:
+            fams[(k[0], k[1], k[5])][n].append(statistics.median(x[0] for x in v))
+print("family (lock workload rd) 8+ threads | " + " | ".join(names))
+for f in sorted(fams):
+    print(f, " | ".join(f"{gm(fams[f][n]):.3f}" for n in names))
+print("overall", " | ".join(f"{n} {gm([gm(fams[f][n]) for f in fams if fams[f][n]]):.3f}" for n in names))

@@ -16,9 +16,10 @@ fn tmp_dir(name: &str) -> PathBuf {
     d
 }
 
-#[test]
-fn reports_name_the_hot_lock() {
-    let dir = tmp_dir("hot_cold");
+/// Builds `tests/c/hot_cold.c` into a fresh directory `name`; returns the directory and
+/// the program.
+fn hot_cold(name: &str) -> (PathBuf, PathBuf) {
+    let dir = tmp_dir(name);
     let exe = dir.join("hot_cold");
     let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-O2", "-g", "-pthread", "-o"])
@@ -27,6 +28,36 @@ fn reports_name_the_hot_lock() {
         .status()
         .expect("a C compiler (cc)");
     assert!(st.success());
+    (dir, exe)
+}
+
+/// A process that ends by `SIGTERM` or by `_exit()` dumps too; kslock-stat passes the
+/// program's end on (128 + the signal, or the exit code).
+#[test]
+fn term_and_exit_dump() {
+    for (mode, code) in [("term", 128 + libc::SIGTERM), ("_exit", 0)] {
+        let (dir, exe) = hot_cold(&format!("hot_cold_{mode}"));
+        let out = dir.join("out");
+        let run = Command::new(env!("CARGO_BIN_EXE_kslock-stat"))
+            .arg("--out")
+            .arg(&out)
+            .arg("--")
+            .arg(&exe)
+            .arg(mode)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(code), "{mode}: {stderr}");
+        let text = std::fs::read_to_string(out.join("report.txt"))
+            .unwrap_or_else(|e| panic!("{mode}: no report.txt ({e}): {stderr}"));
+        let first = text.split("\n#1 ").nth(1).expect("a #1 lock");
+        assert!(first.starts_with("hot_lock "), "{mode}: {text}");
+    }
+}
+
+#[test]
+fn reports_name_the_hot_lock() {
+    let (dir, exe) = hot_cold("hot_cold");
     let out = dir.join("out");
     let run = Command::new(env!("CARGO_BIN_EXE_kslock-stat"))
         .args(["--sample", "1", "--top", "5", "--out"])

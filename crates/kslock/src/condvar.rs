@@ -569,11 +569,14 @@ impl Condvar {
             // This wait touches the condvar no more.
             left(how);
             if how == Left::Requeued {
+                // A contended acquisition of `m` (the `m.lock()` below records the others).
+                let st = crate::stats::contended(m);
                 let (mlock, _, mstats) = m.requeue_parts();
                 mlock.lock(me, mstats);
                 // SAFETY: `w` was moved to `m`'s list under both locks (and may have been
                 // granted the lock since); mutex wait_lock held.
                 unsafe { m.wait_in_queue(me, w, None) };
+                st.acquired();
             }
             how
         };

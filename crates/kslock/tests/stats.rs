@@ -14,13 +14,21 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 const THREADS: u64 = 4;
+
+/// `v` in an `Arc` that is never freed: a lock freed by one test and another created at its
+/// address by the next would share a record (module doc of `kslock::stats`, "Memory").
+fn leaked<T>(v: T) -> Arc<T> {
+    let a = Arc::new(v);
+    std::mem::forget(a.clone());
+    a
+}
 const HOLDS: u64 = 10;
 const HOLD: Duration = Duration::from_millis(2);
 
 #[test]
 fn known_contention() {
     stats::set_sample_rate(1);
-    let hot = Arc::new(Mutex::new(0u64));
+    let hot = leaked(Mutex::new(0u64));
     let cold = Mutex::new(0u64);
     assert!(stats::set_name(&*hot, "hot"));
     assert!(stats::set_name(&cold, "cold"));
@@ -127,7 +135,7 @@ fn known_contention() {
 
 #[test]
 fn rwsem_read_side_and_timeouts() {
-    let l = Arc::new(RwSem::new(()));
+    let l = leaked(RwSem::new(()));
     stats::set_name(&*l, "rw");
     let w = l.write();
     let reader = {
@@ -156,4 +164,117 @@ fn rwsem_read_side_and_timeouts() {
     assert_eq!(wr.acquisitions, 2);
     assert_eq!(wr.timed_out, 1);
     assert!(wr.released_with_waiters >= 1, "{wr:?}");
+}
+
+/// An upgrade is an acquisition of the write side (contended while another reader holds the
+/// lock), a downgrade one of the read side that needs no wait; a queued reader's grant ends as
+/// a handoff.
+#[test]
+fn rwsem_upgrade_downgrade_and_grants() {
+    use kslock::{RwSemUpgradableReadGuard, RwSemWriteGuard};
+    let l = leaked(RwSem::new(()));
+    stats::set_name(&*l, "ud");
+    // Uncontended: upgradable read, upgrade, downgrade.
+    let u = l.upgradable_read();
+    let w = RwSemUpgradableReadGuard::upgrade(u);
+    drop(RwSemWriteGuard::downgrade(w));
+    // Contended upgrade: another thread holds a read lock for 20 ms.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let other = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            let g = l.read();
+            tx.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            drop(g);
+        })
+    };
+    rx.recv().unwrap();
+    let u = l.upgradable_read();
+    let t0 = Instant::now();
+    let w = RwSemUpgradableReadGuard::upgrade(u);
+    let waited = t0.elapsed();
+    other.join().unwrap();
+    // A reader that queues behind the writer and gets its grant from the write unlock.
+    let reader = {
+        let l = l.clone();
+        std::thread::spawn(move || drop(l.read()))
+    };
+    std::thread::sleep(Duration::from_millis(20));
+    drop(w);
+    reader.join().unwrap();
+
+    let s = stats::snapshot();
+    let wr = s.get(&*l).expect("write side recorded");
+    assert_eq!(wr.acquisitions, 2, "two upgrades: {wr:?}");
+    assert_eq!(wr.contended, 1, "{wr:?}");
+    assert!(
+        wr.wait_total_ns >= waited.as_nanos() as u64 / 2,
+        "{wr:?} {waited:?}"
+    );
+    let rd = s.get_read(&*l).expect("read side recorded");
+    // Reads: upgradable, downgrade, the other thread's, upgradable, the queued reader's.
+    assert_eq!(rd.acquisitions, 5, "{rd:?}");
+    assert_eq!(rd.contended, 1, "{rd:?}");
+    assert_eq!(
+        rd.handoff, 1,
+        "the queued reader was granted the lock: {rd:?}"
+    );
+}
+
+/// A waiter that `notify_all` requeues onto the mutex takes the mutex in the mutex's queue,
+/// not through `lock()`: it is counted all the same.
+#[test]
+fn condvar_requeue_counts_the_mutex() {
+    struct S {
+        ready: u32,
+        go: bool,
+        /// Every lock of `m`, and every return from a condvar wait (a re-acquisition).
+        locks: u64,
+    }
+    const WAITERS: u32 = 3;
+    let p = leaked((
+        Mutex::new(S {
+            ready: 0,
+            go: false,
+            locks: 0,
+        }),
+        kslock::Condvar::new(),
+        kslock::Condvar::new(),
+    ));
+    stats::set_name(&p.0, "requeue");
+    let ts: Vec<_> = (0..WAITERS)
+        .map(|_| {
+            let p = p.clone();
+            std::thread::spawn(move || {
+                let (m, cv, ready) = &*p;
+                let mut g = m.lock();
+                g.locks += 1;
+                g.ready += 1;
+                ready.notify_one();
+                while !g.go {
+                    cv.wait(&mut g);
+                    g.locks += 1;
+                }
+            })
+        })
+        .collect();
+    {
+        let (m, cv, ready) = &*p;
+        let mut g = m.lock();
+        g.locks += 1;
+        while g.ready < WAITERS {
+            ready.wait(&mut g);
+            g.locks += 1;
+        }
+        g.go = true;
+        cv.notify_all();
+    }
+    for t in ts {
+        t.join().unwrap();
+    }
+    let locks = p.0.lock().locks + 1;
+    let s = stats::snapshot();
+    let m = s.get(&p.0).expect("mutex recorded");
+    assert_eq!(m.acquisitions, locks, "{m:?}");
 }

@@ -1,18 +1,26 @@
 //! Feature `stats`: the preload as `kslock-stat` runs it. At start it reads its settings from
 //! the environment (`KSLOCK_STAT_DIR`: where to dump; `KSLOCK_STAT_SAMPLE`: the sampling
 //! rate, `kslock::stats::set_sample_rate`; `KSLOCK_STAT_SIGNAL`: a signal number that makes
-//! the process dump, 0 for none); at exit (an ELF destructor, so `exit()` and a return from
-//! `main` dump, `_exit()` and a fatal signal do not), and on that signal, it writes
+//! the process dump, 0 for none); at exit, and on that signal, it writes
 //! `DIR/kslock-stat.<pid>.raw`: kslock's raw dump (`kslock::stats::write_raw`), then a line
 //! `maps` and the process's `/proc/self/maps`, which `kslock-stat` needs to symbolize. The
 //! file is written under a temporary name and renamed, so a reader never sees half a dump.
+//!
+//! "At exit" is every way a process ends but `SIGKILL` and a crash: `exit()` and a return from
+//! `main` (an ELF destructor); `_exit()` and `_Exit()` called by the program (interposed here;
+//! only in the process the constructor ran in, so a `fork` or `vfork` child that `_exit`s after
+//! a failed `exec` writes nothing); and the termination signals [`FATAL`] (`SIGTERM`, `SIGINT`,
+//! `SIGHUP`, `SIGPIPE`), for each one whose disposition is still the default when the
+//! constructor runs: the handler dumps, and with the default restored (`SA_RESETHAND`, not
+//! deferred) re-raises the signal, so the process ends as it would have, by that signal. A
+//! handler the program installs later replaces ours (and typically ends in `exit()`).
 //!
 //! The dump allocates nothing and takes no lock (a stack buffer, `open`/`read`/`write`/
 //! `rename`): it is safe in a destructor while other threads still lock, and in a signal
 //! handler. A `fork` child that exits dumps its own file (its pid differs).
 
 use core::ffi::c_char;
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::*};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering::*};
 
 /// The dump directory's bytes (set once by the constructor; Relaxed, published by
 /// `DIR_LEN`).
@@ -21,6 +29,11 @@ static DIR: [AtomicU8; 3072] = [const { AtomicU8::new(0) }; 3072];
 static DIR_LEN: AtomicUsize = AtomicUsize::new(0);
 /// A dump is being written (a signal during the exit dump, or two signals): skip.
 static DUMPING: AtomicBool = AtomicBool::new(false);
+
+/// The process the constructor ran in (0: none yet); `_exit` dumps only there.
+static PID: AtomicI32 = AtomicI32::new(0);
+/// The termination signals that dump before they end the process (module doc).
+pub const FATAL: [i32; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGPIPE];
 
 /// The value of environment variable `name` (NUL-terminated), if set.
 fn env(name: &[u8]) -> Option<&'static [u8]> {
@@ -45,6 +58,27 @@ extern "C" fn stat_init() {
             }
             // Release pairs with the Acquire in `dump`.
             DIR_LEN.store(d.len(), Release);
+        }
+    }
+    if DIR_LEN.load(Relaxed) == 0 {
+        return;
+    }
+    // SAFETY: getpid has no preconditions.
+    PID.store(unsafe { libc::getpid() }, Relaxed);
+    for sig in FATAL {
+        // SAFETY: a zeroed sigaction is a valid out-parameter; the handler is installed only
+        // where the disposition read is the default, with a valid handler and mask.
+        unsafe {
+            let mut old: libc::sigaction = core::mem::zeroed();
+            if libc::sigaction(sig, core::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_DFL
+            {
+                let mut sa: libc::sigaction = core::mem::zeroed();
+                sa.sa_sigaction = on_fatal as *const () as usize;
+                sa.sa_flags = libc::SA_RESETHAND | libc::SA_NODEFER;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, core::ptr::null_mut());
+            }
         }
     }
     if let Some(r) = env(b"KSLOCK_STAT_SAMPLE\0").and_then(parse) {
@@ -72,6 +106,41 @@ extern "C" fn on_signal(_sig: i32) {
     dump();
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = e };
+}
+
+/// A termination signal ([`FATAL`]): dump, then end by the signal (the disposition is the
+/// default again, `SA_RESETHAND`, and the signal is not blocked in here, `SA_NODEFER`).
+extern "C" fn on_fatal(sig: i32) {
+    dump();
+    // SAFETY: raise is async-signal-safe.
+    unsafe { libc::raise(sig) };
+}
+
+/// The program's `_exit`: the exit dump in the process the constructor ran in, then the
+/// process ends as `_exit` ends it (`exit_group`).
+///
+/// # Safety
+/// As `_exit(2)`: no destructor or `atexit` handler runs.
+#[no_mangle]
+pub unsafe extern "C" fn _exit(status: i32) -> ! {
+    // SAFETY: getpid has no preconditions.
+    if PID.load(Relaxed) == unsafe { libc::getpid() } {
+        dump();
+    }
+    loop {
+        // SAFETY: exit_group does not return.
+        unsafe { libc::syscall(libc::SYS_exit_group, status) };
+    }
+}
+
+/// The program's `_Exit` (C99's name for `_exit`).
+///
+/// # Safety
+/// As [`_exit`].
+#[no_mangle]
+pub unsafe extern "C" fn _Exit(status: i32) -> ! {
+    // SAFETY: forwarded contract.
+    unsafe { _exit(status) }
 }
 
 /// ELF destructor: the exit dump.

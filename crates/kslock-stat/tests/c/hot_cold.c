@@ -1,10 +1,13 @@
 /* One hot mutex, held for about 1 ms by each of 4 threads 10 times, one cold mutex that
  * only the main thread takes, and a heap mutex contended lightly. kslock-stat's test runs
  * it and checks that the report names hot_lock first. A fork child takes hot_lock again
- * and exits: it dumps a report of its own. */
+ * and exits: it dumps a report of its own. Argument "term": the process ends by SIGTERM;
+ * "_exit": by _exit() (both must still dump). */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,7 +35,8 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
     pthread_t t[4];
     for (int i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, worker, NULL);
@@ -53,5 +57,11 @@ int main(void) {
     if (child < 0 || waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return 2;
     printf("hot %ld cold %ld\n", hot_count, cold_count);
-    return hot_count == 40 && cold_count == 10 ? 0 : 1;
+    int rc = hot_count == 40 && cold_count == 10 ? 0 : 1;
+    fflush(stdout);
+    if (strcmp(mode, "term") == 0)
+        raise(SIGTERM);
+    if (strcmp(mode, "_exit") == 0)
+        _exit(rc);
+    return rc;
 }

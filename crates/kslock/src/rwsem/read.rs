@@ -387,21 +387,21 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             let granted = self.grant_spin(me, w);
             self.stats.record_yields(granted);
             if granted {
-                return true;
+                return handed();
             }
         }
 
         loop {
             // Acquire pairs with the grant's Release store in `mark_wake`.
             if w.state.load(Acquire) == GRANT_GRANTED {
-                return true;
+                return handed();
             }
             events::count(Ev::rwsem_read_sleep);
             if me.park(deadline).is_err() {
                 self.wait_lock.lock(me, &self.stats);
                 if w.state.load(Acquire) == GRANT_GRANTED {
                     self.wait_unlock(me, &mut wq);
-                    return true;
+                    return handed();
                 }
                 // SAFETY: wait_lock held; not granted, so still linked.
                 unsafe { self.cancel_waiter(w, &mut wq) };
@@ -524,4 +524,12 @@ impl<P: RwSemPolicy> RawRwSem<P> {
         self.osq.unlock(me, P::OSQ_LAYOUT, &self.stats);
         spin.finish(res)
     }
+}
+
+/// A queued reader's grant arrived: the waker counted its bias, so the lock was handed to it
+/// (the statistics' "handoff" outcome). Returns `true`, the read lock held.
+#[inline(always)]
+fn handed() -> bool {
+    stats::note(stats::Note::Handoff);
+    true
 }

@@ -141,7 +141,10 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// The calling thread holds the upgradable lock (checked).
     pub unsafe fn try_upgrade(&self) -> bool {
         self.check_upgradable("try_upgrade of a lock that is not upgradable-locked");
-        self.try_convert()
+        self.try_convert() && {
+            stats::acquired(self);
+            true
+        }
     }
 
     /// [`upgrade`](Self::upgrade), giving up after `timeout`: the upgradable lock is then still
@@ -166,10 +169,18 @@ impl<P: RwSemPolicy> RawRwSem<P> {
 
     /// The upgrade: keep new readers out (`UPGRADING`), spin under the cap, then sleep on
     /// `aux` until the reader unlock that leaves our bias alone wakes us (`wake_upgrader`).
+    /// Statistics: an upgrade is an acquisition of the write side (contended when it waits);
+    /// the read hold ends at the conversion ([`Self::try_convert`]).
     fn upgrade_until(&self, deadline: Deadline) -> bool {
         if self.try_convert() {
+            stats::acquired(self);
             return true;
         }
+        stats::contended(self).done(self.upgrade_wait(deadline))
+    }
+
+    /// [`Self::upgrade_until`] past its first conversion attempt.
+    fn upgrade_wait(&self, deadline: Deadline) -> bool {
         let me = current();
         // Relaxed: only the upgradable holder sets or clears the bit; a reader that queued
         // because of it did so with an RMW on `count`, ordered against our clearing RMW.
@@ -213,6 +224,7 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             // before our writes.
             match self.count.compare_exchange_weak(c, new, Acquire, Relaxed) {
                 Ok(_) => {
+                    stats::released_read(self);
                     self.owner.store(current_word(), Release);
                     self.release_upgradable_bit();
                     return true;

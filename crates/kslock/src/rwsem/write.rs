@@ -186,6 +186,9 @@ impl<P: RwSemPolicy> RawRwSem<P> {
             misuse("downgrade of a lock that is not write-locked");
         }
         self.owner.store(me.owner_word() | OWNER_READER, Release);
+        // Statistics: the write hold ends, a read lock is taken without waiting.
+        stats::released(self);
+        stats::acquired_read(self);
         if old & WAITERS != 0 {
             self.wake_readers_owned(me);
         }

@@ -2,7 +2,7 @@
 //! `stats` each is an empty `#[inline(always)]` function and [`Wait`] is empty: no code.
 
 #[cfg(feature = "stats")]
-use super::{table, tls};
+use super::tls;
 
 /// A lock kind's tag in the low bits of its record key (locks are 8-byte aligned);
 /// implemented in `keys` for the lock types.
@@ -52,7 +52,7 @@ pub(crate) fn note(n: Note) {
 #[inline(always)]
 pub(crate) fn acquired<L: Tagged>(lock: &L) {
     #[cfg(feature = "stats")]
-    table::acquired(key(lock));
+    tls::acquired(key(lock));
     #[cfg(not(feature = "stats"))]
     let _ = lock;
 }
@@ -61,7 +61,7 @@ pub(crate) fn acquired<L: Tagged>(lock: &L) {
 #[inline(always)]
 pub(crate) fn acquired_read<L: Tagged>(lock: &L) {
     #[cfg(feature = "stats")]
-    table::acquired(key_read(lock));
+    tls::acquired(key_read(lock));
     #[cfg(not(feature = "stats"))]
     let _ = lock;
 }
@@ -88,7 +88,7 @@ pub(crate) fn released_read<L: Tagged>(lock: &L) {
 #[inline(always)]
 pub(crate) fn released_with_waiters<L: Tagged>(lock: &L) {
     #[cfg(feature = "stats")]
-    table::released_with_waiters(key(lock));
+    tls::released_with_waiters(key(lock));
     #[cfg(not(feature = "stats"))]
     let _ = lock;
 }

@@ -106,19 +106,19 @@ pub fn write_raw(fd: i32) -> bool {
         let r = &RECORDS[slot];
         o.bytes(b"lock");
         o.num(key as u64, true);
-        for c in [&r.acquisitions, &r.contended]
+        let outcomes = (0..5).map(|i| r.sum(|s| &s.outcomes[i]));
+        for c in [r.sum(|s| &s.acquisitions), r.contended()]
             .into_iter()
-            .chain(r.outcomes.iter())
+            .chain(outcomes)
             .chain([
-                &r.released_with_waiters,
-                &r.wait_total,
-                &r.wait_max,
-                &r.hold_samples,
-                &r.hold_total,
-                &r.hold_max,
+                r.sum(|s| &s.released_with_waiters),
+                r.sum(|s| &s.wait_total),
             ])
+            .chain(
+                [&r.wait_max, &r.hold_samples, &r.hold_total, &r.hold_max].map(|c| c.load(Relaxed)),
+            )
         {
-            o.num(c.load(Relaxed), false);
+            o.num(c, false);
         }
         o.num(r.first_stack.load(Relaxed) as u64, false);
         for h in &r.hist {

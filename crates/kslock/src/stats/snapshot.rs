@@ -185,20 +185,20 @@ pub fn snapshot() -> Snapshot {
             .map(|(_, _, s)| s.clone())
             .collect();
         mine.sort_by_key(|s| core::cmp::Reverse(s.wait_total_ns));
-        let o = |i: usize| r.outcomes[i].load(Relaxed);
+        let o = |i: usize| r.sum(|s| &s.outcomes[i]);
         locks.push(LockStats {
             addr: key & !TAG_MASK,
             kind,
             name,
-            acquisitions: r.acquisitions.load(Relaxed),
-            contended: r.contended.load(Relaxed),
+            acquisitions: r.sum(|s| &s.acquisitions),
+            contended: r.contended(),
             spun: o(SPUN),
             yielded: o(YIELDED),
             slept: o(SLEPT),
             handoff: o(HANDOFF),
             timed_out: o(TIMED_OUT),
-            released_with_waiters: r.released_with_waiters.load(Relaxed),
-            wait_total_ns: r.wait_total.load(Relaxed),
+            released_with_waiters: r.sum(|s| &s.released_with_waiters),
+            wait_total_ns: r.sum(|s| &s.wait_total),
             wait_max_ns: r.wait_max.load(Relaxed),
             wait_histogram: core::array::from_fn(|i| r.hist[i].load(Relaxed)),
             hold_samples: r.hold_samples.load(Relaxed),

@@ -3,9 +3,9 @@
 //! without a destructor: no allocation, usable until the thread ends.
 
 use super::stack;
-use super::table::{self, Record, HANDOFF, MAX_FRAMES, SLEPT, SPUN, TIMED_OUT, YIELDED};
+use super::table::{self, Record, HANDOFF, MAX_FRAMES, SHARDS, SLEPT, SPUN, TIMED_OUT, YIELDED};
 use core::cell::Cell;
-use core::sync::atomic::Ordering::Relaxed;
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 struct State {
     /// [`super::Note`] bits since the wait in progress began.
@@ -20,7 +20,26 @@ struct State {
     stack_left: Cell<u32>,
     /// The last captured stack (innermost first).
     frames: [Cell<usize>; MAX_FRAMES],
+    /// This thread's counter shard + 1 ([`table::SHARDS`]; 0: not numbered yet).
+    shard: Cell<u8>,
 }
+
+/// Threads numbered so far (for their shards).
+static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// The calling thread's counter shard, numbered at its first use.
+#[inline(always)]
+fn shard(s: &State) -> usize {
+    match s.shard.get() {
+        0 => {
+            let n = THREADS.fetch_add(1, Relaxed) % SHARDS;
+            s.shard.set(n as u8 + 1);
+            n
+        }
+        v => v as usize - 1,
+    }
+}
+const _: () = assert!(SHARDS < u8::MAX as usize);
 
 /// `CLOCK_MONOTONIC` in ns (the vDSO; `crate::sys`'s clock, called directly so that this
 /// module uses no other kslock module).
@@ -44,6 +63,7 @@ std::thread_local! {
             hold_left: Cell::new(0),
             stack_left: Cell::new(0),
             frames: [const { Cell::new(0) }; MAX_FRAMES],
+            shard: Cell::new(0),
         }
     };
 }
@@ -66,16 +86,44 @@ fn take_sample(c: &Cell<u32>) -> bool {
     true
 }
 
+/// Hook body of [`super::acquired`]: an uncontended acquisition of `key`, counted only once
+/// the lock has a record; a sampled hold starts when one is due.
+#[inline(always)]
+pub(super) fn acquired(key: usize) {
+    if !table::enabled() {
+        return;
+    }
+    if let Some(r) = table::find(key) {
+        ME.with(|s| {
+            r.shards[shard(s)].acquisitions.fetch_add(1, Relaxed);
+            maybe_sample_hold(s, key);
+        });
+    }
+}
+
+/// Hook body of [`super::released_with_waiters`].
+#[inline(always)]
+pub(super) fn released_with_waiters(key: usize) {
+    if !table::enabled() {
+        return;
+    }
+    if let Some(r) = table::find(key) {
+        ME.with(|s| {
+            r.shards[shard(s)]
+                .released_with_waiters
+                .fetch_add(1, Relaxed)
+        });
+    }
+}
+
 /// An acquisition of `key` (which has a record): starts a sampled hold when one is due (it
 /// replaces one still in flight, e.g. a hold another thread released on this one's behalf).
 #[inline(always)]
-pub(super) fn maybe_sample_hold(key: usize) {
-    ME.with(|s| {
-        if take_sample(&s.hold_left) {
-            s.hold_key.set(key);
-            s.hold_t0.set(now_ns());
-        }
-    });
+fn maybe_sample_hold(s: &State, key: usize) {
+    if take_sample(&s.hold_left) {
+        s.hold_key.set(key);
+        s.hold_t0.set(now_ns());
+    }
 }
 
 /// Hook body of [`super::released`]: ends the sampled hold if it is `key`'s.
@@ -160,12 +208,13 @@ pub(super) fn end(w: Wait, held: bool) {
     } else {
         SPUN
     };
-    rec.add_wait(ns, outcome);
-    if w.depth > 0 {
-        ME.with(|s| stack::record(w.key, rec, &s.frames[..w.depth as usize], ns));
-    }
-    if held {
-        rec.acquisitions.fetch_add(1, Relaxed);
-        maybe_sample_hold(w.key);
-    }
+    ME.with(|s| {
+        rec.add_wait(shard(s), ns, outcome, held);
+        if w.depth > 0 {
+            stack::record(w.key, rec, &s.frames[..w.depth as usize], ns);
+        }
+        if held {
+            maybe_sample_hold(s, w.key);
+        }
+    });
 }
