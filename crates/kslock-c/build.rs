@@ -1,81 +1,29 @@
 //! Builds `libkslock_preload.so` (package `kslock-preload`, in `preload/`) next to
 //! `libkslock.so`/`libkslock.a`, so that `cargo build [--release] -p kslock-c` produces all three
-//! (issue 9). One package has one library, and the preload must stay a separate shared object
-//! (its `pthread_*` definitions would interpose for every program linking `-lkslock`), so this
-//! runs a nested `cargo build -p kslock-preload` with the same profile. The nested build has its
-//! own target directory under `OUT_DIR`: the outer cargo holds the lock of ours while build
-//! scripts run. Set `KSLOCK_C_NO_PRELOAD=1` to skip it.
+//! (issue 9): the preload must stay a separate shared object (its `pthread_*` definitions would
+//! interpose for every program linking `-lkslock`), built by a nested cargo
+//! (`preload/build_nested.rs`). Set `KSLOCK_C_NO_PRELOAD=1` to skip it.
 
-use std::env;
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+include!("preload/build_nested.rs");
 
 fn main() {
     println!("cargo:rerun-if-changed=preload/src");
     println!("cargo:rerun-if-changed=preload/Cargo.toml");
+    println!("cargo:rerun-if-changed=preload/build_nested.rs");
     println!("cargo:rerun-if-changed=src/admit.rs");
     println!("cargo:rerun-if-changed=src/time.rs");
     println!("cargo:rerun-if-changed=../kslock/src");
     println!("cargo:rerun-if-changed=../kslock/Cargo.toml");
     println!("cargo:rerun-if-env-changed=KSLOCK_C_NO_PRELOAD");
-    if env::var_os("KSLOCK_C_NO_PRELOAD").is_some_and(|v| v != "0") {
+    if std::env::var_os("KSLOCK_C_NO_PRELOAD").is_some_and(|v| v != "0") {
         return;
     }
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
-    // OUT_DIR is <target>[/<triple>]/<profile dir>/build/kslock-c-<hash>/out.
-    let profile_dir = out
-        .ancestors()
-        .nth(3)
-        .expect("OUT_DIR deeper than <profile>/build/<pkg>/out")
-        .to_path_buf();
-    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-        Some("debug") => "dev".to_string(),
-        Some(p) => p.to_string(),
-        None => panic!("no profile directory above {}", out.display()),
-    };
-    let manifest = Path::new(&env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
-        .join("preload")
-        .join("Cargo.toml");
-    let nested_target = out.join("preload-target");
-    let mut cmd = Command::new(env::var_os("CARGO").expect("CARGO"));
-    cmd.args([
-        "build",
-        "--offline",
-        "-p",
-        "kslock-preload",
-        "--profile",
-        &profile,
-    ])
-    .arg("--manifest-path")
-    .arg(&manifest)
-    .arg("--target-dir")
-    .arg(&nested_target)
-    // The outer run's wrappers (clippy-driver under `cargo clippy`) and target dir are not
-    // ours; its rustflags (CARGO_ENCODED_RUSTFLAGS) and jobserver are.
-    .env_remove("RUSTC_WORKSPACE_WRAPPER")
-    .env_remove("CLIPPY_ARGS")
-    .env_remove("CARGO_TARGET_DIR");
-    let mut nested_profile_dir = nested_target.clone();
-    if let Some(triple) = cross_target(&profile_dir) {
-        cmd.args(["--target", &triple]);
-        nested_profile_dir.push(triple);
-    }
-    nested_profile_dir.push(profile_dir.file_name().expect("profile dir name"));
-    let st = cmd.status().expect("kslock-c build.rs: cannot run cargo");
-    assert!(
-        st.success(),
-        "kslock-c build.rs: `cargo build -p kslock-preload` failed"
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("preload/Cargo.toml");
+    build_preload(
+        "kslock-c build.rs",
+        &manifest,
+        &[],
+        "preload-target",
+        "libkslock_preload.so",
     );
-    let so = "libkslock_preload.so";
-    let tmp = profile_dir.join(format!(".{so}.tmp"));
-    fs::copy(nested_profile_dir.join(so), &tmp).expect("copy libkslock_preload.so");
-    fs::rename(&tmp, profile_dir.join(so)).expect("install libkslock_preload.so");
-}
-
-/// The target triple when the build cross-compiles (`<target>/<triple>/<profile>`), else None.
-fn cross_target(profile_dir: &Path) -> Option<String> {
-    let target = env::var("TARGET").ok()?;
-    let parent = profile_dir.parent()?;
-    (parent.file_name()?.to_str()? == target).then_some(target)
 }
