@@ -15,12 +15,8 @@
 //! | `rw_pre_queue_yield` | an rwsem writer whose spin failed, and a blocked reader whose count spin failed, yield and retry before queueing (off: no yields before queueing) | [`crate::rwsem`] `read_contended`, `write_contended` |
 //! | `pre_queue_yield` | a locker whose spin failed yields and retries before it queues | [`crate::mutex`] `lock_contended` |
 //! | `yield_gate` | where most of a mutex's pre-queue yield phases end in the queue, a locker whose spin failed queues without them; where most of an rwsem's blocked readers end up asleep, a blocked reader queues and sleeps at once (one in 8 still runs the phase, to keep the estimate) | [`crate::mutex`] `lock_slow`, [`crate::rwsem`] `read_contended` |
-//! | `respin_after_yield` | after each yield before queueing, the locker spins again (off: it polls the lock once instead) | [`crate::mutex`] `lock_contended` |
 //! | `quick_poll` | a locker polls the lock word alone before it joins the OSQ | [`crate::mutex`] `lock_contended` |
-//! | `quick_poll_long` | where the lock's spins win after short waits, the quick poll does not stop at a same-owner streak (off: it always stops there) | [`crate::mutex`] `quick_poll` |
-//! | `poll_streak` | a spinner whose poll backoff reached the poll gap under one owner widens it up to 16 gaps while that owner holds the lock (off: the gap is the most) | [`crate::spin`] `Spin::step_on` |
 //! | `free_recheck` | a spinner that finds the mutex free looks again ≈ one line transfer later and takes it only if it is still free, unless the lock's spins win after short waits | [`crate::mutex`] `quick_poll`, `spin_on_owner` |
-//! | `recheck_bound` | the OSQ spinner re-checks only in the first half of its budget (off: for the whole budget) | [`crate::mutex`] `spin_on_owner` |
 //! | `trylock_spin_cap` | `try_lock_spin`'s and `try_write_spin`'s spins stop after 1 µs (off: they run the lock's whole budget) | [`crate::mutex`] `RawMutex::try_lock_spin`, [`crate::rwsem`] `try_write_spin` |
 //! | `censored_budget` | spin budgets from the mean hold estimated over all spins, failed ones included (off: the average of successful spins, halved by each failure) | [`crate::spin`] `SpinStats` |
 //! | `writer_yield_first` | a writer that finds the lock held by readers yields (up to twice) before it spins on them | [`crate::rwsem`] `write_contended` |
@@ -28,8 +24,7 @@
 //! | `quick_yield_spins` | a writer whose yield before spinning returned at once (it ran nobody) spins next instead of yielding again (off: up to two yields on readers regardless) | [`crate::rwsem`] `write_contended` |
 //! | `yield_on_writer` | a reader blocked by a writer, or a writer that finds a writer owner, yields once before it spins | [`crate::rwsem`] `read_contended`, `write_contended` |
 //! | `writer_gap_poll` | where the lock's spins win after short waits and nobody queues or spins, a writer that finds a writer owner polls the lock for up to ≈ 430 ns instead of yielding first | [`crate::rwsem`] `writer_gap_poll` |
-//! | `quick_batch_stop` | a quick poll whose free re-check sees the owner take the mutex straight back stops, and the locker skips the OSQ spin for its pre-queue yields (off: the re-check counts as one same-owner poll) | [`crate::mutex`] `quick_poll`, `lock_slow` |
-//! | `spin_batch_stop` | a spinner (OSQ head, queue head, `try_lock_spin`) whose free re-check sees the owner take the mutex straight back stops its spin as if its budget ran out (off: it spins on) | [`crate::mutex`] `spin_on_owner` |
+//! | `batch_stop` | a free re-check that sees the owner take the mutex straight back ends the attempt: the quick poll stops and the locker skips the OSQ spin for its pre-queue yields; a spinner (OSQ head, queue head, `try_lock_spin`) stops as if its budget ran out (off: the re-check counts as one same-owner poll, and the spinner spins on) | [`crate::mutex`] `quick_poll`, `spin_on_owner`, `lock_slow` |
 //! | `writer_window` | a queued head writer that loses its retry to a writer owner sets `WOKEN` again and sleeps on its fairness window's timer, so that no unlock wakes it before the window ends, then reserves the lock; meanwhile the writer that released last re-takes the lock from its fast path for up to the window minimum (off: the head clears `WOKEN`, and the next unlock wakes it again) | [`crate::rwsem`] `write_contended`, `write`, `write_unlock` |
 //!
 //! Unknown names are ignored (so a list written for a later version still runs).
@@ -46,22 +41,17 @@ pub(crate) enum Mech {
     QuickPoll = 1 << 6,
     CensoredBudget = 1 << 7,
     YieldOnWriter = 1 << 9,
-    RespinAfterYield = 1 << 10,
-    QuickPollLong = 1 << 11,
-    PollStreak = 1 << 12,
     FreeRecheck = 1 << 13,
-    RecheckBound = 1 << 14,
     QuickYieldSpins = 1 << 17,
     TrylockSpinCap = 1 << 19,
     WriterGapPoll = 1 << 20,
-    QuickBatchStop = 1 << 21,
-    SpinBatchStop = 1 << 22,
+    BatchStop = 1 << 21,
     WriterWindow = 1 << 23,
     YieldGate = 1 << 24,
     WriterYieldGate = 1 << 25,
 }
 
-const NAMES: [(&str, Mech); 21] = [
+const NAMES: [(&str, Mech); 16] = [
     ("barge_limit", Mech::BargeLimit),
     ("reader_count_spin", Mech::ReaderCountSpin),
     ("rw_pre_queue_yield", Mech::RwPreQueueYield),
@@ -70,16 +60,11 @@ const NAMES: [(&str, Mech); 21] = [
     ("quick_poll", Mech::QuickPoll),
     ("censored_budget", Mech::CensoredBudget),
     ("yield_on_writer", Mech::YieldOnWriter),
-    ("respin_after_yield", Mech::RespinAfterYield),
-    ("quick_poll_long", Mech::QuickPollLong),
-    ("poll_streak", Mech::PollStreak),
     ("free_recheck", Mech::FreeRecheck),
-    ("recheck_bound", Mech::RecheckBound),
     ("quick_yield_spins", Mech::QuickYieldSpins),
     ("trylock_spin_cap", Mech::TrylockSpinCap),
     ("writer_gap_poll", Mech::WriterGapPoll),
-    ("quick_batch_stop", Mech::QuickBatchStop),
-    ("spin_batch_stop", Mech::SpinBatchStop),
+    ("batch_stop", Mech::BatchStop),
     ("writer_window", Mech::WriterWindow),
     ("yield_gate", Mech::YieldGate),
     ("writer_yield_gate", Mech::WriterYieldGate),

@@ -46,8 +46,6 @@ events! {
     mutex_yields_gated,
     /// A locker's pre-queue yield phase ended in the queue.
     mutex_yields_queued,
-    /// A locker's pre-queue yield phase took the mutex (after a yield, or in the spin after it).
-    mutex_yields_won,
     /// A fresh head armed WAKE_HEAD and slept.
     mutex_head_sleep,
     /// A woken head lost the mutex to a barger.

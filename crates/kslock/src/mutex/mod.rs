@@ -87,8 +87,9 @@
 //! locker yields again only if the yield ran other threads (it took at least 1/16 of the spin
 //! cap, [`crate::spin`]'s `timed_yield`): with nothing else runnable a yield returns at once,
 //! and spinning again would only poll the batching owner's line. After each yield the locker
-//! spins again (`KSLOCK_OFF=respin_after_yield`: it polls the lock word once instead). Fairness
-//! stays with the queue: the head's window bounds how long yielders may barge.
+//! tries the lock once (spinning again after each yield paid nothing on the suite:
+//! `docs/experiments.md`, "Mechanisms on the whole suite"). Fairness stays with the queue: the
+//! head's window bounds how long yielders may barge.
 //!
 //! # The yield gate
 //!
@@ -110,31 +111,25 @@
 //! admission and the spin-time average) besides the CAS, and when the lock changes hands at
 //! every operation (a little work between two sections) those RMWs are most of an
 //! acquisition. The poll's bound: 1 + 2 + 4 + 8 + 16 + 11 × 32 = 383 pauses, ≈ 10 µs with a
-//! 32-pause gap, reached only where the same-owner stop is off (below) and the owner keeps
-//! changing; a herd of pollers on a many-core machine is limited by the same OSQ-empty check.
+//! 32-pause gap, reached only where the owner keeps changing; a herd of pollers on a many-core machine is limited by the same OSQ-empty check.
 //!
 //! **Batch stops.** A free re-check (below) that sees the owner take the lock straight back
 //! ends the quick poll, and that locker skips the OSQ spin for its pre-queue yields, as after
-//! a spin that ran out on a running owner (`Quick::Batch`, switch
-//! `KSLOCK_OFF=quick_batch_stop`). The same sighting stops a spinner (the OSQ head, a queue
-//! head that races, `try_lock_spin`) as if its budget ran out (switch
-//! `KSLOCK_OFF=spin_batch_stop`): the owner keeps its batch.
+//! a spin that ran out on a running owner (`Quick::Batch`). The same sighting stops a spinner
+//! (the OSQ head, a queue head that races, `try_lock_spin`) as if its budget ran out: the
+//! owner keeps its batch. One rule at the two places the re-check runs (switch
+//! `KSLOCK_OFF=batch_stop`).
 //!
-//! **Free re-check** (switches `KSLOCK_OFF=free_recheck`, `recheck_bound`): a spinner (the
+//! **Free re-check** (switch `KSLOCK_OFF=free_recheck`): a spinner (the
 //! quick poll after it has seen an owner, and the OSQ spin) that finds the lock free does not
 //! CAS at once: it looks again `recheck_pauses()` later (1/8 of R6's poll gap, ≈ one cross-CPU
 //! line transfer) and takes the lock only if it is still free. An owner that re-locks faster
 //! than a handover costs keeps its batch. Not where the lock's spins win after short waits
 //! ([`crate::spin`]'s statistics, as for "Long sections that end"): there the owner leaves for
-//! longer than the wait, and the re-check would idle the lock at every handover. **Its
-//! bound**: the OSQ spinner re-checks only in the first half of its budget; after that it takes
-//! the lock at its next sight of it free, so a spinner never defers for more than half its
-//! budget and never queues because of the re-check.
-//!
-//! **Long sections that end** (switch `KSLOCK_OFF=quick_poll_long`): where the lock's spins win
-//! after short waits (a success rate of at least 56/63 and a mean spin of at most 1 µs), the
-//! poll does not stop at a same-owner streak and takes all 16 polls: there the owner's holds
-//! end soon, and polling the word alone is cheaper than the OSQ spin's RMWs.
+//! longer than the wait, and the re-check would idle the lock at every handover ("spins win
+//! after short waits": a success rate of at least 56/63 and a mean spin of at most 1 µs). Its
+//! bound: the re-check's pauses are budgeted spin steps, so it never extends a spin past the
+//! spin's budget.
 //!
 //! # Barging limit
 //!
@@ -175,9 +170,8 @@
 //! # Ablation (`KSLOCK_OFF`, [`crate::ablate`])
 //!
 //! In experiment builds (`--cfg kslock_ablate`) every mechanism above can be switched off for
-//! an A/B: `barge_limit`, `pre_queue_yield`, `yield_gate`, `respin_after_yield`, `quick_poll`,
-//! `quick_poll_long`, `quick_batch_stop`, `spin_batch_stop`, `free_recheck`, `recheck_bound`
-//! and `trylock_spin_cap` (this module), and `poll_streak` and `censored_budget`
+//! an A/B: `barge_limit`, `pre_queue_yield`, `yield_gate`, `quick_poll`, `batch_stop`,
+//! `free_recheck` and `trylock_spin_cap` (this module), and `censored_budget`
 //! ([`crate::spin`]); the table of all the switches, the rwsem's included, is in `ablate.rs`.
 //!
 //! # Memory orderings

@@ -81,15 +81,12 @@ impl<P: MutexPolicy> RawMutex<P> {
         // A word that names no record cannot be polled for running: stop.
         let rec = owner_rec(owner).ok_or(Stop::OwnerNotRunning)?;
         let recheck = !handoff && self.free_recheck();
-        let recheck_bounded = ablate::on(Mech::RecheckBound);
-        let batch_stop = ablate::on(Mech::SpinBatchStop);
+        let batch_stop = ablate::on(Mech::BatchStop);
         loop {
             let mut o = self.owner.load(Relaxed);
-            if recheck && o == 0 && (!recheck_bounded || spin.in_first_half()) {
+            if recheck && o == 0 {
                 // Free: look again a line transfer later (module doc, "Free re-check"); the
-                // same owner back re-locks faster than a handover would cost. Only in the
-                // first half of the budget: a spinner that deferred that long takes the lock
-                // at its next sight of it free rather than run out and queue.
+                // same owner back re-locks faster than a handover would cost.
                 for _ in 0..recheck_pauses() {
                     spin.step()?;
                 }
@@ -116,8 +113,8 @@ impl<P: MutexPolicy> RawMutex<P> {
     /// waits, poll the lock word up to [`QUICK_POLLS`] times, 1, 2, 4, … pauses apart up to
     /// R6's poll gap, and take the lock when it is free, with no RMW on the lock's line but
     /// that CAS. Gives up when the same owner (or the same free word) shows
-    /// [`QUICK_SAME_OWNER`] polls in a row (an owner that batches: leave it its line) unless
-    /// the lock's spins win after short waits, when the owner sleeps, or on a handover; says
+    /// [`QUICK_SAME_OWNER`] polls in a row (an owner that batches: leave it its line), when
+    /// the owner sleeps, or on a handover; says
     /// [`Quick::Batch`] when the free re-check saw the owner take the lock straight back. Not
     /// run under loom: its one RMW is `try_acquire`, which the models explore through the
     /// other spins, and its polls only multiply interleavings.
@@ -137,11 +134,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         // The polls' spacing doubles up to R6's poll gap, the OSQ spinner's widest (module
         // doc, "Quick poll"), and a free word is looked at again `recheck_pauses()` later.
         let (widest, wait) = (poll_gap_pauses(), recheck_pauses());
-        let batch_stop = ablate::on(Mech::QuickBatchStop);
-        // Where spins win after short waits, a streak of one owner is a section that ends soon,
-        // not a batch (module doc, "Quick poll").
-        let streak_stops =
-            !(ablate::on(Mech::QuickPollLong) && self.stats.wins_after_short_waits());
+        let batch_stop = ablate::on(Mech::BatchStop);
         for _ in 0..QUICK_POLLS {
             let o = self.owner.load(Relaxed);
             let owner = owner_of(o);
@@ -150,7 +143,7 @@ impl<P: MutexPolicy> RawMutex<P> {
             }
             if owner == last {
                 same += 1;
-                if same == QUICK_SAME_OWNER && streak_stops {
+                if same == QUICK_SAME_OWNER {
                     return Quick::Lost;
                 }
             } else {
@@ -169,7 +162,7 @@ impl<P: MutexPolicy> RawMutex<P> {
                         }
                         same += 1;
                         last = again;
-                        if same >= QUICK_SAME_OWNER && streak_stops {
+                        if same >= QUICK_SAME_OWNER {
                             return Quick::Lost;
                         }
                         continue;
@@ -313,13 +306,11 @@ impl<P: MutexPolicy> RawMutex<P> {
         // PRE_QUEUE_YIELDS times, before queueing (module doc, "Yield before queueing").
         // After a spin that ran out of budget on a running owner, go on only if the yield
         // ran other threads: with nobody else to run on this CPU, yielding and trying again
-        // only polls a batching owner's line. After a yield the locker spins again
-        // (`KSLOCK_OFF=respin_after_yield`: it polls the lock once instead; module doc).
-        let respin = ablate::on(Mech::RespinAfterYield);
+        // only polls a batching owner's line.
         // A proven batching owner is not spun on: the spin would poll its line (a transfer
         // at each of its re-locks) and take the lock in its gaps; yield (and, with nobody
         // else to run, queue) as after a spin that ran out on a running owner.
-        let mut why = if quick == Quick::Batch {
+        let why = if quick == Quick::Batch {
             count(Event::mutex_quick_batch);
             Stop::Budget
         } else {
@@ -337,22 +328,11 @@ impl<P: MutexPolicy> RawMutex<P> {
             let (_, ran_others) = spin::timed_yield();
             if self.try_acquire(me, false).is_ok() {
                 count(Event::mutex_yield_acquired);
-                count(Event::mutex_yields_won);
                 self.stats.record_yields(true);
                 return true;
             }
             if why == Stop::Budget && !ran_others {
                 break;
-            }
-            if respin {
-                why = match self.counted_spin(me) {
-                    Ok(()) => {
-                        count(Event::mutex_yields_won);
-                        self.stats.record_yields(true);
-                        return true;
-                    }
-                    Err(why) => why,
-                };
             }
         }
         if yields != 0 {

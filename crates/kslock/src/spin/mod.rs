@@ -15,7 +15,7 @@
 //! | R3 owner not on my CPU | `ThreadRec::cpu` (rseq cpu_id, refreshed on every slow-path event of the owner) | the owner last ran on the CPU this spinner occupies: it cannot be running, spinning only delays it |
 //! | R4 one poller per lock | the OSQ ([`crate::osq`]) | (structural: only the OSQ head polls the lock word; the mutex head waiter is the one extra, as in the kernel) |
 //! | R5 budget | ticks since the spin began, read every 16 steps | the time spent exceeds the lock's adaptive budget |
-//! | R6 poll backoff | — | (not a stop rule) between two polls of the lock word under the same owner, wait 1, 2, 4 … pauses, up to the poll gap ([`POLL_GAP_NS`], in calibrated pauses), and on up to [`STREAK_GAPS`] gaps while that owner still holds it (a streak: below): every poll pulls the lock's cache line away from the running owner (a cross-CPU round trip of 90–430 ns here), so polling every pause slows the owner the spinner waits for |
+//! | R6 poll backoff | — | (not a stop rule) between two polls of the lock word under the same owner, wait 1, 2, 4 … pauses, up to the poll gap ([`POLL_GAP_NS`], in calibrated pauses): every poll pulls the lock's cache line away from the running owner (a cross-CPU round trip of 90–430 ns here), so polling every pause slows the owner the spinner waits for |
 //!
 //! # Budgets (R5)
 //!
@@ -59,15 +59,6 @@
 //! (32 on the AMD guests, ≈ 190 on the Intel one). The mutex's quick poll and a successor's
 //! looks at the lock word are spaced in fractions and multiples of the same gap (module doc of
 //! [`crate::mutex`]). `KSLOCK_POLL_GAP_NS` overrides the gap (read once; for experiments).
-//!
-//! **Streaks** (switch `KSLOCK_OFF=poll_streak`): once the wait between two polls has reached
-//! the gap and the owner is still the same, it goes on doubling up to [`STREAK_GAPS`] (16)
-//! gaps, ≈ 14 µs. An owner that holds the lock that long across polls is batching (re-locking
-//! from its own cache) or in a long section; in both the spinner's polls only slow it, and a
-//! section that ends is seen within the wider gap (the spin budget still bounds the whole
-//! spin). Where owners change often (work outside the lock) the wait resets at every new owner
-//! and the streak never starts. The streak also widens the rwsem's polls (a blocked reader
-//! waiting out a writer, a writer spinning on a writer owner).
 //!
 //! Under loom every budget is 3 steps (the clock is frozen; loom explores the rest).
 
@@ -128,9 +119,6 @@ const CLOCK_EVERY: u32 = 16;
 /// the AMD EPYC VM, where the backoff was tuned (module doc, "Pauses are calibrated").
 #[cfg_attr(kslock_loom, allow(dead_code))]
 const POLL_GAP_NS: u64 = 864;
-/// The most a same-owner streak widens the poll backoff to, in poll gaps (module doc,
-/// "Streaks").
-const STREAK_GAPS: u32 = if cfg!(kslock_loom) { 1 } else { 16 };
 
 /// The calibrated cap, the tick rate and the poll gap in pauses, computed once.
 #[derive(Clone, Copy)]
@@ -365,9 +353,9 @@ impl SpinStats {
     }
 
     /// Do this lock's spins win after short waits: a success rate of at least
-    /// [`SHORT_WIN_RATE`] / 63 and a mean spin of at most [`SHORT_WIN_NS`]? (The mutex's quick
-    /// poll then does not give up on a same-owner streak: module doc of [`crate::mutex`],
-    /// "Quick poll".) No data yet reads as no, and so does the old estimator
+    /// [`SHORT_WIN_RATE`] / 63 and a mean spin of at most [`SHORT_WIN_NS`]? (The mutex's free
+    /// re-check is then off: module doc of [`crate::mutex`], "Free re-check".) No data yet reads
+    /// as no, and so does the old estimator
     /// (`KSLOCK_OFF=censored_budget`), whose word holds no success rate.
     pub(crate) fn wins_after_short_waits(&self) -> bool {
         if !crate::ablate::on(crate::ablate::Mech::CensoredBudget) {
@@ -491,9 +479,6 @@ pub(crate) struct Spin<'a> {
     /// Pauses before the next poll of the same owner (R6 backoff), their most, and that owner.
     poll_pauses: u32,
     gap_pauses: u32,
-    /// The backoff's most during a same-owner streak: [`STREAK_GAPS`] gaps, or the gap with
-    /// `KSLOCK_OFF=poll_streak` (module doc, "Streaks"; decided once per spin).
-    streak_pauses: u32,
     last_owner: *const ThreadRec,
 }
 
@@ -552,11 +537,6 @@ impl<'a> Spin<'a> {
             my_cpu: me.cpu.load(Relaxed),
             poll_pauses: 1,
             gap_pauses: c.gap_pauses,
-            streak_pauses: if crate::ablate::on(crate::ablate::Mech::PollStreak) {
-                c.gap_pauses.saturating_mul(STREAK_GAPS)
-            } else {
-                c.gap_pauses
-            },
             last_owner: core::ptr::null(),
         }
     }
@@ -581,12 +561,6 @@ impl<'a> Spin<'a> {
     #[inline]
     fn elapsed_ticks(&self) -> u64 {
         sys::ticks().wrapping_sub(self.start)
-    }
-
-    /// Is this spin still in the first half of its budget? (Reads the clock.)
-    #[inline]
-    pub(crate) fn in_first_half(&self) -> bool {
-        self.elapsed_ticks() <= self.limit_ticks / 2
     }
 
     /// R5: has this spin used up its budget? (Reads the clock.)
@@ -647,19 +621,8 @@ impl<'a> Spin<'a> {
         for _ in 0..self.poll_pauses {
             self.step()?;
         }
-        self.poll_pauses = (self.poll_pauses * 2).min(self.streak_cap());
+        self.poll_pauses = (self.poll_pauses * 2).min(self.gap_pauses);
         Ok(())
-    }
-
-    /// The backoff's most for the next wait: the poll gap, or, once the wait has reached it
-    /// under the same owner, the streak's most (module doc, "Streaks").
-    #[inline]
-    fn streak_cap(&self) -> u32 {
-        if self.poll_pauses >= self.gap_pauses {
-            self.streak_pauses
-        } else {
-            self.gap_pauses
-        }
     }
 
     /// One OSQ step behind a predecessor that last reported `cpu` (R2/R3 on the node's view).

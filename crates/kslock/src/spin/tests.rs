@@ -193,7 +193,7 @@ fn the_weighted_average_settles_near_a_constant_input() {
 }
 
 #[test]
-fn the_poll_backoff_widens_past_the_gap_while_one_owner_holds_on() {
+fn the_poll_backoff_stops_at_the_gap_while_one_owner_holds_on() {
     let s = SpinStats::new();
     let me = thread::current();
     // A long fixed budget: the backoff, not the budget, is under test.
@@ -205,11 +205,7 @@ fn the_poll_backoff_widens_past_the_gap_while_one_owner_holds_on() {
         sp.step_on(me).unwrap();
         most = most.max(sp.poll_pauses);
     }
-    if crate::ablate::on(crate::ablate::Mech::PollStreak) {
-        assert_eq!(most, gap.saturating_mul(STREAK_GAPS), "gap {gap}");
-    } else {
-        assert_eq!(most, gap);
-    }
+    assert_eq!(most, gap);
 }
 
 #[test]
