@@ -132,7 +132,7 @@
 mod ablate;
 mod chaos;
 mod condvar;
-pub mod events;
+pub use stats::events;
 #[cfg(not(kslock_loom))]
 mod fair_mutex;
 pub mod fairness;

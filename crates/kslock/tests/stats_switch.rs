@@ -1,6 +1,6 @@
 //! `kslock::stats::set_enabled`: a build with feature `stats` whose recording is switched off
-//! records nothing, neither uncontended nor contended acquisitions, and records again when
-//! switched back on. Its own test binary: the switch is process-wide.
+//! records nothing, neither uncontended nor contended acquisitions nor lock events, and records
+//! again when switched back on. Its own test binary: the switch is process-wide.
 
 use kslock::stats;
 use kslock::Mutex;
@@ -38,11 +38,14 @@ fn off_records_nothing_and_on_resumes() {
             .map(|s| (s.acquisitions, s.contended))
     };
 
+    let events = || -> u64 { kslock::events::snapshot().iter().map(|e| e.1).sum() };
     stats::set_enabled(false);
     assert!(!stats::enabled());
+    let events_before = events();
     contend(&m, 200);
     drop(m.lock());
     assert_eq!(count(), Some((0, 0)), "recorded while off");
+    assert_eq!(events(), events_before, "lock events counted while off");
 
     stats::set_enabled(true);
     contend(&m, 200);
@@ -52,5 +55,6 @@ fn off_records_nothing_and_on_resumes() {
         contended > 0,
         "overlapping holds of 50 µs were never contended"
     );
+    assert!(events() > events_before, "no lock event counted on again");
     assert_eq!(*m.lock(), 800);
 }

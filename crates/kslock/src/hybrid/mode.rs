@@ -208,7 +208,7 @@ impl RawHybridRwSem {
             Some(true) => EXCL,
             Some(false) => 0,
         };
-        if cfg!(feature = "stats") {
+        if crate::stats::recording() {
             count_decision(a & DUEL, next);
         }
         self.m.embedder_word().store(now_us, Relaxed);

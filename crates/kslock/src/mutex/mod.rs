@@ -88,7 +88,7 @@
 //! cap, [`crate::spin`]'s `timed_yield`): with nothing else runnable a yield returns at once,
 //! and spinning again would only poll the batching owner's line. After each yield the locker
 //! tries the lock once (spinning again after each yield paid nothing on the suite:
-//! `docs/experiments.md`, "Mechanisms on the whole suite"). Fairness stays with the queue: the
+//! `docs/experiments.md`, "Leave-one-out on the whole suite"). Fairness stays with the queue: the
 //! head's window bounds how long yielders may barge.
 //!
 //! # The yield gate

@@ -241,7 +241,7 @@ impl<P: MutexPolicy> RawMutex<P> {
 
 /// After picking up a handed-over lock.
 fn picked_up(me: &'static ThreadRec) {
-    if cfg!(feature = "stats") {
+    if crate::stats::recording() {
         me.set_window_start(sys::now_ns());
     }
     me.note_cpu();

@@ -369,7 +369,7 @@ impl<P: MutexPolicy> RawMutex<P> {
         // SAFETY: wait_lock held.
         unsafe { self.list.purge_ghosts() };
         w.set_queued_at(sys::now_ns());
-        if cfg!(feature = "stats") {
+        if crate::stats::recording() {
             // SAFETY: wait_lock held.
             crate::events::add(Event::mutex_queued_behind, unsafe { self.list.len() });
         }
@@ -456,7 +456,7 @@ impl<P: MutexPolicy> RawMutex<P> {
     fn hand_off(&self, me: &'static ThreadRec, holder: u64, fair: bool) {
         let _ = fair;
         count(Event::mutex_unlock_handoff);
-        if cfg!(feature = "stats") {
+        if crate::stats::recording() {
             let t0 = me.take_window_start();
             if t0 != 0 {
                 count(Event::mutex_windows);

@@ -2,7 +2,7 @@
 //! `stats` each is an empty `#[inline(always)]` function and [`Wait`] is empty: no code.
 
 #[cfg(feature = "stats")]
-use super::tls;
+use super::{table, tls};
 
 /// A lock kind's tag in the low bits of its record key (locks are 8-byte aligned);
 /// implemented in `keys` for the lock types.
@@ -24,6 +24,16 @@ fn key<L: Tagged>(lock: &L) -> usize {
 #[inline(always)]
 fn key_read<L: Tagged>(lock: &L) -> usize {
     lock as *const L as usize | super::keys::TAG_RWSEM_READ
+}
+
+/// Whether statistics are being recorded (always false without feature `stats`): for a
+/// figure that costs something to compute before it is counted.
+#[inline(always)]
+pub(crate) fn recording() -> bool {
+    #[cfg(feature = "stats")]
+    return table::enabled();
+    #[cfg(not(feature = "stats"))]
+    false
 }
 
 /// What the wait in progress did (module doc of [`super`]: the outcomes).

@@ -98,6 +98,7 @@
 // Without the feature the items these docs link to do not exist.
 #![cfg_attr(not(feature = "stats"), allow(rustdoc::broken_intra_doc_links))]
 
+pub mod events;
 mod hooks;
 mod keys;
 #[cfg(feature = "stats")]

@@ -1,7 +1,8 @@
 //! Lock event counters (feature `stats`, formerly `lock-events`; free when it is off), after the kernel's
 //! `lock_events_list.h`: one line per event, named `<lock>_<path>_<event>`, counted process-wide.
 //! [`snapshot`] reads them (lockbench reports them per 1000 operations); they exist to explain
-//! measurements, not to drive decisions.
+//! measurements, not to drive decisions. [`super::set_enabled`] switches them with the rest of
+//! the statistics (off: one Relaxed load per event).
 //!
 //! Counters are sharded over 16 cache-line-padded slots by thread record id, so that counting
 //! does not itself become the contention it measures. Each count is one Relaxed `fetch_add` on
@@ -161,6 +162,9 @@ mod imp {
 
     #[inline]
     pub(crate) fn add(e: Event, n: u64) {
+        if !crate::stats::recording() {
+            return;
+        }
         let shard = crate::thread::current().id() as usize % SHARDS;
         COUNTS[shard].0[e as usize].fetch_add(n, Relaxed);
     }
