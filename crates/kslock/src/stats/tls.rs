@@ -88,11 +88,17 @@ fn take_sample(c: &Cell<u32>) -> bool {
 
 /// Hook body of [`super::acquired`]: an uncontended acquisition of `key`, counted only once
 /// the lock has a record; a sampled hold starts when one is due.
+/// Inline: one load and a branch (recording off), or a call.
 #[inline(always)]
 pub(super) fn acquired(key: usize) {
-    if !table::enabled() {
-        return;
+    if table::enabled() {
+        acquired_on(key);
     }
+}
+
+/// [`acquired`] while recording, out of line: the lock fast paths stay small.
+#[inline(never)]
+fn acquired_on(key: usize) {
     if let Some(r) = table::find(key) {
         ME.with(|s| {
             r.shards[shard(s)].acquisitions.fetch_add(1, Relaxed);
