@@ -4,7 +4,8 @@
 //! measurements, not to drive decisions. [`super::set_enabled`] switches them with the rest of
 //! the statistics (off: one Relaxed load per event).
 //!
-//! Counters are sharded over 16 cache-line-padded slots by thread record id, so that counting
+//! Counters are sharded over the lock records' 16 cache-line-padded shards, by the same
+//! per-thread shard number (`stats::tls`), so that counting
 //! does not itself become the contention it measures. Each count is one Relaxed `fetch_add` on
 //! the caller's shard; [`snapshot`] sums the shards with Relaxed loads, so a snapshot taken while
 //! threads run is a consistent total only to within the events in flight. Without the feature
@@ -152,7 +153,7 @@ mod imp {
     #[repr(align(128))]
     struct Shard([AtomicU64; N]);
 
-    const SHARDS: usize = 16;
+    use crate::stats::table::SHARDS;
     static COUNTS: [Shard; SHARDS] = [const { Shard([const { AtomicU64::new(0) }; N]) }; SHARDS];
 
     #[inline]
@@ -165,7 +166,7 @@ mod imp {
         if !crate::stats::recording() {
             return;
         }
-        let shard = crate::thread::current().id() as usize % SHARDS;
+        let shard = crate::stats::tls::my_shard();
         COUNTS[shard].0[e as usize].fetch_add(n, Relaxed);
     }
 

@@ -41,6 +41,12 @@ fn shard(s: &State) -> usize {
 }
 const _: () = assert!(SHARDS < u8::MAX as usize);
 
+/// The calling thread's counter shard (the lock records' and the event counters').
+#[inline(always)]
+pub(super) fn my_shard() -> usize {
+    ME.with(shard)
+}
+
 /// `CLOCK_MONOTONIC` in ns (the vDSO; `crate::sys`'s clock, called directly so that this
 /// module uses no other kslock module).
 fn now_ns() -> u64 {
