@@ -59,6 +59,36 @@ pub struct SuiteArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Run only these families (comma-separated; default: all). The budget is then shared
+    /// among them, and the fairness pass covers only their matrix cells.
+    #[arg(long, value_delimiter = ',', value_parser = family_name)]
+    pub families: Vec<String>,
+}
+
+/// The suite's family names, in plan order.
+pub const FAMILY_NAMES: [&str; 11] = [
+    "mutex",
+    "rwsem-50",
+    "rwsem-90",
+    "rwsem-99",
+    "file",
+    "mmap",
+    "tree",
+    "random",
+    "data-mutex",
+    "data-rwsem-90",
+    "condvar",
+];
+
+fn family_name(s: &str) -> Result<String, String> {
+    if FAMILY_NAMES.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "unknown family `{s}`; the families are {}",
+            FAMILY_NAMES.join(", ")
+        ))
+    }
 }
 
 /// Interleaved repeats of every cell (its result is their median).
@@ -180,21 +210,9 @@ pub fn plan() -> Plan {
         f("data-rwsem-90", data(rwlocks(), 90)),
         f("condvar", condvar),
     ];
-    let fairness = families
-        .iter()
-        .filter(|f| f.group.spec == WorkSpec::Matrix)
-        .map(|f| {
-            let mut g = f.group.clone();
-            g.locks.retain(|l| l.ours);
-            g.threads.retain(|&t| t >= 8);
-            g.calibrate = false;
-            g
-        })
-        .filter(|g| !g.locks.is_empty())
-        .collect();
     Plan {
+        fairness: fairness_of(&families),
         families,
-        fairness,
         fair_secs: FAIR_SECS,
         uncontended: available(&[
             "kslock-mutex",
@@ -206,7 +224,33 @@ pub fn plan() -> Plan {
     }
 }
 
+/// The fairness pass of `families` (module doc): their matrix cells at 8+ threads, kslock's
+/// lock alone.
+fn fairness_of(families: &[FamilyPlan]) -> Vec<Group> {
+    families
+        .iter()
+        .filter(|f| f.group.spec == WorkSpec::Matrix)
+        .map(|f| {
+            let mut g = f.group.clone();
+            g.locks.retain(|l| l.ours);
+            g.threads.retain(|&t| t >= 8);
+            g.calibrate = false;
+            g
+        })
+        .filter(|g| !g.locks.is_empty())
+        .collect()
+}
+
 impl Plan {
+    /// The plan cut to the families named in `only` (all of them when it is empty).
+    pub fn only(mut self, only: &[String]) -> Plan {
+        if !only.is_empty() {
+            self.families.retain(|f| only.iter().any(|n| n == f.name));
+            self.fairness = fairness_of(&self.families);
+        }
+        self
+    }
+
     /// The families' groups, in order.
     pub fn groups(&self) -> Vec<Group> {
         self.families.iter().map(|f| f.group.clone()).collect()
@@ -256,7 +300,7 @@ impl Plan {
 
 /// The suite: plan, run (paced), print, and write the exports.
 pub fn run(a: &SuiteArgs, out: &mut dyn Write) -> Result<(), String> {
-    run_plan(&plan(), a, out)
+    run_plan(&plan().only(&a.families), a, out)
 }
 
 /// Runs `plan` as the suite (the tests run smaller plans).
@@ -374,7 +418,8 @@ mod tests {
     #[test]
     fn every_family_has_cells_at_8_threads_and_more_against_peers() {
         let p = plan();
-        assert_eq!(p.families.len(), 11);
+        let names: Vec<&str> = p.families.iter().map(|f| f.name).collect();
+        assert_eq!(names, FAMILY_NAMES);
         for f in &p.families {
             let g = &f.group;
             assert!(g.threads.iter().any(|&t| t >= 8), "{}", f.name);
@@ -420,6 +465,7 @@ mod tests {
             budget: 6.0,
             out: Some(dir.clone()),
             format: Format::Table,
+            families: Vec::new(),
         };
         let mut out = Vec::new();
         run_plan(&p, &a, &mut out).unwrap();
@@ -457,5 +503,17 @@ mod tests {
         assert_eq!(r.uncontended.len(), 6, "{:?}", r.uncontended);
         assert!(r.cells.iter().all(|c| c.runs_kops.len() == REPEATS));
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn families_cut_the_plan_and_its_fairness_pass() {
+        let p = plan().only(&["file".into(), "rwsem-90".into()]);
+        let names: Vec<&str> = p.families.iter().map(|f| f.name).collect();
+        assert_eq!(names, ["rwsem-90", "file"]);
+        assert_eq!(p.fairness.len(), 1, "rwsem-90's matrix cells only");
+        assert_eq!(plan().only(&[]).families.len(), 11);
+        assert!(family_name("rwsem-75")
+            .unwrap_err()
+            .contains("the families are mutex, rwsem-50"));
     }
 }
