@@ -153,6 +153,9 @@ static SAMPLE_RATE: AtomicU32 = AtomicU32::new(64);
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
 /// Whether statistics are being recorded (the default, in a build with feature `stats`).
+/// Inline: the lock paths are generic, instantiated in the caller's crate, where a call
+/// would cost more than the load.
+#[inline]
 pub fn enabled() -> bool {
     ENABLED.load(Relaxed)
 }

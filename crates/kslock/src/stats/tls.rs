@@ -77,7 +77,10 @@ std::thread_local! {
 /// Hook body of [`super::note`].
 #[inline(always)]
 pub(super) fn note(bits: u8) {
-    ME.with(|s| s.outcome.set(s.outcome.get() | bits));
+    // Off, a wait has no record (`begin`), so its outcome is never read.
+    if table::enabled() {
+        ME.with(|s| s.outcome.set(s.outcome.get() | bits));
+    }
 }
 
 /// Counts down `c`; `true` (and a restart at the sampling rate) when it runs out.
@@ -168,18 +171,34 @@ pub(super) struct Wait {
 }
 
 /// Hook body of [`super::contended`]: the lock's record (created now if needed), a stack
-/// sample when one is due or the lock has no first stack yet, then the clock.
-#[inline(never)]
+/// sample when one is due or the lock has no first stack yet, then the clock. Inline: off,
+/// one load and a branch, and [`end`] then none.
+#[inline(always)]
 pub(super) fn begin(key: usize) -> Wait {
-    let off = Wait {
-        key,
-        t0: 0,
-        rec: None,
-        depth: 0,
-    };
-    if !table::enabled() {
-        return off;
+    if table::enabled() {
+        begin_on(key)
+    } else {
+        Wait::off(key)
     }
+}
+
+impl Wait {
+    /// A wait that records nothing.
+    #[inline(always)]
+    fn off(key: usize) -> Wait {
+        Wait {
+            key,
+            t0: 0,
+            rec: None,
+            depth: 0,
+        }
+    }
+}
+
+/// [`begin`] while recording, out of line.
+#[inline(never)]
+fn begin_on(key: usize) -> Wait {
+    let off = Wait::off(key);
     let Some(rec) = table::find_or_insert(key) else {
         table::DROPPED_LOCKS.fetch_add(1, Relaxed);
         return off;
@@ -203,10 +222,17 @@ pub(super) fn begin(key: usize) -> Wait {
     }
 }
 
-/// Hook body of `super::Wait::acquired` / `done`.
-#[inline(never)]
+/// Hook body of `super::Wait::acquired` / `done`: nothing for a wait without a record.
+#[inline(always)]
 pub(super) fn end(w: Wait, held: bool) {
-    let Some(rec) = w.rec else { return };
+    if let Some(rec) = w.rec {
+        end_on(w, rec, held);
+    }
+}
+
+/// [`end`] of a recorded wait, out of line.
+#[inline(never)]
+fn end_on(w: Wait, rec: &'static Record, held: bool) {
     let ns = now_ns().saturating_sub(w.t0);
     let outcome = ME.with(|s| s.outcome.get());
     let outcome = if !held {
