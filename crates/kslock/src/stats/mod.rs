@@ -44,10 +44,11 @@
 //! `static`s (zero pages until used):
 //!
 //! * **Locks:** an open-addressed table of [`MAX_LOCKS`] (4096) records keyed by the lock's
-//!   address (+ kind), ≈ 5.5 MiB: 1.4 KiB per record, of which 1 KiB are the exact counters
-//!   in 16 one-line shards (a thread updates its own shard: threads on different CPUs pass no
-//!   counter line back and forth; [`Snapshot`] sums them). A lock gets its record at its first contended acquisition
-//!   (or at [`set_name`]); from then on its uncontended acquisitions are counted too. A lock
+//!   address (+ kind), ≈ 9.5 MiB: 2.4 KiB per record, of which 2 KiB are the exact counters
+//!   in 16 shards of 128 bytes (a thread updates its own shard, its sampled holds included:
+//!   threads on different CPUs pass no counter line back and forth; [`Snapshot`] sums them).
+//!   A lock gets its record at its first contended acquisition (or at [`set_name`]); from
+//!   then on its uncontended acquisitions are counted too. A lock
 //!   that was never contended costs a probe of the key array per acquisition and no record.
 //!   When the table is full, further locks' contentions are counted in
 //!   [`Snapshot::dropped_locks`] only. A lock freed and another created at the same address

@@ -113,10 +113,11 @@ pub fn write_raw(fd: i32) -> bool {
             .chain([
                 r.sum(|s| &s.released_with_waiters),
                 r.sum(|s| &s.wait_total),
+                r.wait_max.load(Relaxed),
+                r.sum(|s| &s.hold_samples),
+                r.sum(|s| &s.hold_total),
+                r.hold_max.load(Relaxed),
             ])
-            .chain(
-                [&r.wait_max, &r.hold_samples, &r.hold_total, &r.hold_max].map(|c| c.load(Relaxed)),
-            )
         {
             o.num(c, false);
         }

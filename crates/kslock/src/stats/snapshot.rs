@@ -201,8 +201,8 @@ pub fn snapshot() -> Snapshot {
             wait_total_ns: r.sum(|s| &s.wait_total),
             wait_max_ns: r.wait_max.load(Relaxed),
             wait_histogram: core::array::from_fn(|i| r.hist[i].load(Relaxed)),
-            hold_samples: r.hold_samples.load(Relaxed),
-            hold_total_ns: r.hold_total.load(Relaxed),
+            hold_samples: r.sum(|s| &s.hold_samples),
+            hold_total_ns: r.sum(|s| &s.hold_total),
             hold_max_ns: r.hold_max.load(Relaxed),
             first_stack: stacks
                 .iter()

@@ -21,15 +21,18 @@ pub(super) use super::keys::{StatsKey, TAG_RWSEM_READ, TAG_RWSEM_WRITE};
 pub(super) const TAG_MASK: usize = 7;
 
 /// Shards of each record's exact counters: the thread that records its `n`-th first record
-/// updates shard `n % SHARDS`, a cache line of its own, so that threads running on different
-/// CPUs (up to 16, the largest machine this was measured on) do not pass a counter line back
-/// and forth at every acquisition; the exact counters cost one local RMW each. 1 KiB per
-/// record.
+/// updates shard `n % SHARDS`, lines of its own, so that threads running on different CPUs
+/// (up to 16, the largest machine this was measured on) do not pass a counter line back and
+/// forth at every acquisition or sampled hold; the exact counters cost one local RMW each.
+/// 2 KiB per record.
 pub(super) const SHARDS: usize = 16;
 
 /// The exact counters one shard of threads updates (a record's figures are the sums over its
-/// shards). Relaxed: statistics, read by nothing that orders other memory by them.
-#[repr(align(64))]
+/// shards). Relaxed: statistics, read by nothing that orders other memory by them. 128 bytes:
+/// x86's spatial prefetcher fetches lines in aligned pairs, so a 64-byte shard would still
+/// share its pair with the next one's threads (crossbeam's `CachePadded` pads to 128 there for
+/// the same reason).
+#[repr(align(128))]
 pub(super) struct Shard {
     pub(super) acquisitions: AtomicU64,
     /// Contended acquisitions by outcome: spun, yielded, slept, handoff, timed out (their sum
@@ -37,17 +40,19 @@ pub(super) struct Shard {
     pub(super) outcomes: [AtomicU64; 5],
     pub(super) released_with_waiters: AtomicU64,
     pub(super) wait_total: AtomicU64,
+    /// Sampled holds and their total length.
+    pub(super) hold_samples: AtomicU64,
+    pub(super) hold_total: AtomicU64,
 }
-const _: () = assert!(core::mem::size_of::<Shard>() == 64);
+const _: () = assert!(core::mem::size_of::<Shard>() == 128);
 
 /// One lock's figures (fields: [`super::LockStats`]). All Relaxed: they are statistics, read
-/// by nothing that orders other memory by them.
+/// by nothing that orders other memory by them. Past the shards, the hot paths write only
+/// the histogram bucket of a contended wait and a maximum when it grows (after a load).
 #[repr(align(128))]
 pub(super) struct Record {
     pub(super) shards: [Shard; SHARDS],
     pub(super) wait_max: AtomicU64,
-    pub(super) hold_samples: AtomicU64,
-    pub(super) hold_total: AtomicU64,
     pub(super) hold_max: AtomicU64,
     /// The stack slot + 1 of the lock's first contended acquisition (0: none yet).
     pub(super) first_stack: AtomicU32,
@@ -56,6 +61,9 @@ pub(super) struct Record {
     /// box is written before the pointer is published.
     pub(super) name: AtomicPtr<&'static str>,
 }
+
+// The module doc's "Memory" figure (2.4 KiB per record).
+const _: () = assert!(core::mem::size_of::<Record>() == 2432);
 
 /// Outcome indexes into [`Shard::outcomes`].
 pub(super) const SPUN: usize = 0;
@@ -71,6 +79,8 @@ impl Shard {
             outcomes: [const { AtomicU64::new(0) }; 5],
             released_with_waiters: AtomicU64::new(0),
             wait_total: AtomicU64::new(0),
+            hold_samples: AtomicU64::new(0),
+            hold_total: AtomicU64::new(0),
         }
     }
 
@@ -80,6 +90,8 @@ impl Shard {
             &self.acquisitions,
             &self.released_with_waiters,
             &self.wait_total,
+            &self.hold_samples,
+            &self.hold_total,
         ]
         .into_iter()
         .chain(&self.outcomes)
@@ -91,8 +103,6 @@ impl Record {
         Record {
             shards: [const { Shard::new() }; SHARDS],
             wait_max: AtomicU64::new(0),
-            hold_samples: AtomicU64::new(0),
-            hold_total: AtomicU64::new(0),
             hold_max: AtomicU64::new(0),
             first_stack: AtomicU32::new(0),
             hist: [const { AtomicU64::new(0) }; HIST_BUCKETS],
@@ -119,18 +129,25 @@ impl Record {
         if held {
             sh.acquisitions.fetch_add(1, Relaxed);
         }
-        // A load first: the maximum rarely changes, and a load leaves the line shared.
-        if ns > self.wait_max.load(Relaxed) {
-            self.wait_max.fetch_max(ns, Relaxed);
-        }
+        grow_max(&self.wait_max, ns);
         self.hist[bucket(ns)].fetch_add(1, Relaxed);
     }
 
-    /// Adds one sampled hold of `ns`.
-    pub(super) fn add_hold(&self, ns: u64) {
-        self.hold_samples.fetch_add(1, Relaxed);
-        self.hold_total.fetch_add(ns, Relaxed);
-        self.hold_max.fetch_max(ns, Relaxed);
+    /// Adds one sampled hold of `ns`; `shard` is the calling thread's.
+    pub(super) fn add_hold(&self, shard: usize, ns: u64) {
+        let sh = &self.shards[shard];
+        sh.hold_samples.fetch_add(1, Relaxed);
+        sh.hold_total.fetch_add(ns, Relaxed);
+        grow_max(&self.hold_max, ns);
+    }
+}
+
+/// Raises the shared maximum `max` to `ns`: a load first, since a maximum rarely grows and a
+/// load leaves its line shared between CPUs.
+#[inline(always)]
+fn grow_max(max: &AtomicU64, ns: u64) {
+    if ns > max.load(Relaxed) {
+        max.fetch_max(ns, Relaxed);
     }
 }
 
@@ -228,7 +245,7 @@ pub fn reset() {
         if k.load(Relaxed) == 0 {
             continue;
         }
-        for c in [&r.wait_max, &r.hold_samples, &r.hold_total, &r.hold_max]
+        for c in [&r.wait_max, &r.hold_max]
             .into_iter()
             .chain(&r.hist)
             .chain(r.shards.iter().flat_map(Shard::counters))

@@ -157,7 +157,7 @@ fn hold_end(s: &State, key: usize) {
     s.hold_key.set(0);
     let ns = now_ns().saturating_sub(s.hold_t0.get());
     if let Some(r) = table::find(key) {
-        r.add_hold(ns);
+        r.add_hold(shard(s), ns);
     }
 }
 
