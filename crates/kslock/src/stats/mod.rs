@@ -48,8 +48,8 @@
 //!   in 16 shards of 128 bytes (a thread updates its own shard, its sampled holds included:
 //!   threads on different CPUs pass no counter line back and forth; [`Snapshot`] sums them).
 //!   A lock gets its record at its first contended acquisition (or at [`set_name`]); from
-//!   then on its uncontended acquisitions are counted too. A lock
-//!   that was never contended costs a probe of the key array per acquisition and no record.
+//!   then on its uncontended acquisitions are counted too. A lock that was never contended
+//!   costs a probe of the key array per acquisition and no record.
 //!   When the table is full, further locks' contentions are counted in
 //!   [`Snapshot::dropped_locks`] only. A lock freed and another created at the same address
 //!   share a record.

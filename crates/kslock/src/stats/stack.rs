@@ -127,7 +127,7 @@ pub(super) fn record(key: usize, rec: &Record, frames: &[Cell<usize>], ns: u64) 
         if cur == h {
             s.count.fetch_add(1, Relaxed);
             s.wait_total.fetch_add(ns, Relaxed);
-            s.wait_max.fetch_max(ns, Relaxed);
+            super::table::grow_max(&s.wait_max, ns);
             let _ = rec
                 .first_stack
                 .compare_exchange(0, idx as u32 + 1, Relaxed, Relaxed);

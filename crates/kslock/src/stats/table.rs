@@ -145,7 +145,7 @@ impl Record {
 /// Raises the shared maximum `max` to `ns`: a load first, since a maximum rarely grows and a
 /// load leaves its line shared between CPUs.
 #[inline(always)]
-fn grow_max(max: &AtomicU64, ns: u64) {
+pub(super) fn grow_max(max: &AtomicU64, ns: u64) {
     if ns > max.load(Relaxed) {
         max.fetch_max(ns, Relaxed);
     }
