@@ -131,6 +131,7 @@
 
 mod ablate;
 mod chaos;
+mod clock;
 mod condvar;
 pub use stats::events;
 #[cfg(not(kslock_loom))]

@@ -278,3 +278,43 @@ fn condvar_requeue_counts_the_mutex() {
     let m = s.get(&p.0).expect("mutex recorded");
     assert_eq!(m.acquisitions, locks, "{m:?}");
 }
+
+/// Acquisition counts stay exact when threads switch among more locks than a thread's batch
+/// holds (module `batch`: an entry's batch moves to the record when another lock takes it)
+/// and when the counting threads have exited.
+#[test]
+fn counts_exact_across_many_locks_and_exited_threads() {
+    const LOCKS: usize = 40;
+    const ROUNDS: u64 = 50;
+    let locks: Arc<Vec<Mutex<u64>>> = leaked((0..LOCKS).map(|_| Mutex::new(0)).collect());
+    for (i, m) in locks.iter().enumerate() {
+        assert!(stats::set_name(m, if i % 2 == 0 { "even" } else { "odd" }));
+    }
+    let ts: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let locks = locks.clone();
+            std::thread::spawn(move || {
+                for r in 0..ROUNDS {
+                    // Each thread visits the locks in its own order: entries collide and move.
+                    for i in 0..LOCKS {
+                        let j = (i * (t as usize * 2 + 1) + r as usize) % LOCKS;
+                        *locks[j].lock() += 1;
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in ts {
+        t.join().unwrap();
+    }
+    // The main thread too, with the counting threads gone: its own batch counts as well.
+    for m in locks.iter() {
+        *m.lock() += 1;
+    }
+    let s = stats::snapshot();
+    for m in locks.iter() {
+        let n = *m.lock();
+        let l = s.get(m).expect("named lock recorded");
+        assert_eq!(l.acquisitions, n, "{l:?}");
+    }
+}

@@ -1,7 +1,7 @@
 //! The lock types' record keys: [`Tagged`] (the hooks' key tag) and [`StatsKey`] (the
 //! public lookup). The one part of the module that names the locks: the hooks, tables and
-//! stack walk below it use no other kslock module, so that `sys` and `sync` can call
-//! [`super::note`] (module doc of [`super`], "Where it records").
+//! stack walk below it use no other kslock module but the leaf `clock`, so that `sys` and
+//! `sync` can call [`super::note`] (module doc of [`super`], "Where it records").
 
 use super::hooks::Tagged;
 

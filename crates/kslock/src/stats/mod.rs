@@ -48,8 +48,14 @@
 //!   in 16 shards of 128 bytes (a thread updates its own shard, its sampled holds included:
 //!   threads on different CPUs pass no counter line back and forth; [`Snapshot`] sums them).
 //!   A lock gets its record at its first contended acquisition (or at [`set_name`]); from
-//!   then on its uncontended acquisitions are counted too. A lock that was never contended
-//!   costs a probe of the key array per acquisition and no record.
+//!   then on its uncontended acquisitions are counted too (a thread's acquisitions since it
+//!   last took another lock may count from a little earlier). A lock that was never
+//!   contended has no record.
+//! * **Acquisition batches:** a thread counts its acquisitions of the last locks it took
+//!   (8 entries) with plain stores in a slot of its own and adds a batch to the record when
+//!   another lock takes its entry: no RMW and no table probe per acquisition (module
+//!   `batch`). 4096 slots of 128 bytes (512 KiB), one per thread for its life; threads past
+//!   4096 count with one RMW in the record's shards.
 //!   When the table is full, further locks' contentions are counted in
 //!   [`Snapshot::dropped_locks`] only. A lock freed and another created at the same address
 //!   share a record.
@@ -91,14 +97,20 @@
 //!
 //! # Accuracy
 //!
-//! Wait times are `CLOCK_MONOTONIC` differences from the slow path's entry to its return.
+//! Wait and hold times run from the slow path's entry to its return (from an acquisition to
+//! its release): time-stamp-counter differences scaled by the counter's rate measured
+//! against `CLOCK_MONOTONIC` where the counter is invariant (x86_64), `CLOCK_MONOTONIC`
+//! differences elsewhere (module `stamp`).
 //! Percentiles come from a log2 histogram (bucket `i` holds waits in [2^i, 2^(i+1)) ns) with
 //! linear interpolation inside the bucket: within a factor of 2 of the true value.
 //! Concurrent readers see each counter exactly, and sums across counters to within the
-//! acquisitions in flight.
+//! acquisitions in flight; acquisition counts to within one batch per thread that is
+//! switching locks (module `batch`), exactly once threads stop locking or exit.
 // Without the feature the items these docs link to do not exist.
 #![cfg_attr(not(feature = "stats"), allow(rustdoc::broken_intra_doc_links))]
 
+#[cfg(feature = "stats")]
+mod batch;
 pub mod events;
 mod hooks;
 mod keys;
@@ -108,6 +120,8 @@ mod raw;
 mod snapshot;
 #[cfg(feature = "stats")]
 mod stack;
+#[cfg(feature = "stats")]
+mod stamp;
 #[cfg(feature = "stats")]
 mod table;
 #[cfg(feature = "stats")]
@@ -122,6 +136,15 @@ pub use raw::write_raw;
 pub use snapshot::{report, snapshot, LockKind, LockStats, Snapshot, StackStats};
 #[cfg(feature = "stats")]
 pub use table::{
-    enabled, reset, sample_rate, set_enabled, set_name, set_sample_rate, HIST_BUCKETS, MAX_FRAMES,
+    enabled, sample_rate, set_enabled, set_name, set_sample_rate, HIST_BUCKETS, MAX_FRAMES,
     MAX_LOCKS, MAX_STACKS,
 };
+
+/// Zeroes every lock's and stack's figures (names, keys and stack slots stay: the bound is
+/// the tables', not per reset). For measurements in phases (lockbench's `--stats` per cell):
+/// call it while no thread locks; an update racing it may survive in part.
+#[cfg(feature = "stats")]
+pub fn reset() {
+    table::reset_records();
+    batch::reset();
+}

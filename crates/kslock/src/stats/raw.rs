@@ -107,7 +107,7 @@ pub fn write_raw(fd: i32) -> bool {
         o.bytes(b"lock");
         o.num(key as u64, true);
         let outcomes = (0..5).map(|i| r.sum(|s| &s.outcomes[i]));
-        for c in [r.sum(|s| &s.acquisitions), r.contended()]
+        for c in [r.acquisitions(key), r.contended()]
             .into_iter()
             .chain(outcomes)
             .chain([
@@ -122,8 +122,8 @@ pub fn write_raw(fd: i32) -> bool {
             o.num(c, false);
         }
         o.num(r.first_stack.load(Relaxed) as u64, false);
-        for h in &r.hist {
-            o.num(h.load(Relaxed), false);
+        for i in 0..table::HIST_BUCKETS {
+            o.num(r.hist(i), false);
         }
         o.bytes(b" |");
         // Acquire pairs with the Release of `set_name`.

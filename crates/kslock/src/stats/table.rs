@@ -2,7 +2,9 @@
 //! address with its kind's tag in the low bits), linear probing over at most [`MAX_PROBE`]
 //! slots. Keys are claimed by one CAS from 0 and never removed.
 
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use core::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::*,
+};
 
 /// Lock records the table holds (module doc of [`super`], "Memory").
 pub const MAX_LOCKS: usize = 4096;
@@ -23,7 +25,8 @@ pub(super) const TAG_MASK: usize = 7;
 /// Shards of each record's exact counters: the thread that records its `n`-th first record
 /// updates shard `n % SHARDS`, lines of its own, so that threads running on different CPUs
 /// (up to 16, the largest machine this was measured on) do not pass a counter line back and
-/// forth at every acquisition or sampled hold; the exact counters cost one local RMW each.
+/// forth at every contended acquisition or sampled hold; the exact counters cost one local
+/// RMW each (acquisitions: module `batch`).
 /// 2 KiB per record.
 pub(super) const SHARDS: usize = 16;
 
@@ -43,12 +46,16 @@ pub(super) struct Shard {
     /// Sampled holds and their total length.
     pub(super) hold_samples: AtomicU64,
     pub(super) hold_total: AtomicU64,
+    /// The low 8 bits of the shard's wait histogram counts: the wait that wraps a bucket to 0
+    /// adds 256 to the record's [`Record::hist`] (one shared RMW in 256 waits, in the spare
+    /// bytes of the shard's lines).
+    hist_low: [AtomicU8; HIST_BUCKETS],
 }
 const _: () = assert!(core::mem::size_of::<Shard>() == 128);
 
 /// One lock's figures (fields: [`super::LockStats`]). All Relaxed: they are statistics, read
 /// by nothing that orders other memory by them. Past the shards, the hot paths write only
-/// the histogram bucket of a contended wait and a maximum when it grows (after a load).
+/// a maximum when it grows (after a load) and a histogram bucket in one wait in 256.
 #[repr(align(128))]
 pub(super) struct Record {
     pub(super) shards: [Shard; SHARDS],
@@ -56,7 +63,9 @@ pub(super) struct Record {
     pub(super) hold_max: AtomicU64,
     /// The stack slot + 1 of the lock's first contended acquisition (0: none yet).
     pub(super) first_stack: AtomicU32,
-    pub(super) hist: [AtomicU64; HIST_BUCKETS],
+    /// The wait histogram's counts past the shards' low bits, in units of 256
+    /// ([`Shard::hist_low`]; a bucket's count is this plus the shards' low bits).
+    hist: [AtomicU64; HIST_BUCKETS],
     /// A leaked `&'static str` ([`set_name`]); null: no name. Release/Acquire: the name's
     /// box is written before the pointer is published.
     pub(super) name: AtomicPtr<&'static str>,
@@ -81,6 +90,7 @@ impl Shard {
             wait_total: AtomicU64::new(0),
             hold_samples: AtomicU64::new(0),
             hold_total: AtomicU64::new(0),
+            hist_low: [const { AtomicU8::new(0) }; HIST_BUCKETS],
         }
     }
 
@@ -95,6 +105,16 @@ impl Shard {
         ]
         .into_iter()
         .chain(&self.outcomes)
+    }
+
+    /// Zeroes the shard.
+    fn reset(&self) {
+        for c in self.counters() {
+            c.store(0, Relaxed);
+        }
+        for h in &self.hist_low {
+            h.store(0, Relaxed);
+        }
     }
 }
 
@@ -120,17 +140,29 @@ impl Record {
         (0..5).map(|i| self.sum(|s| &s.outcomes[i])).sum()
     }
 
-    /// Adds one contended acquisition that waited `ns`, ended in `outcome` and, if `held`,
-    /// took the lock; `shard` is the calling thread's.
-    pub(super) fn add_wait(&self, shard: usize, ns: u64, outcome: usize, held: bool) {
+    /// The wait histogram's count in bucket `i`.
+    pub(super) fn hist(&self, i: usize) -> u64 {
+        let low: u64 = self
+            .shards
+            .iter()
+            .map(|s| s.hist_low[i].load(Relaxed) as u64)
+            .sum();
+        self.hist[i].load(Relaxed) + low
+    }
+
+    /// Adds one contended acquisition that waited `ns` and ended in `outcome` (its
+    /// acquisition, if it took the lock, is counted as the others are: module `batch`);
+    /// `shard` is the calling thread's.
+    pub(super) fn add_wait(&self, shard: usize, ns: u64, outcome: usize) {
         let sh = &self.shards[shard];
         sh.outcomes[outcome].fetch_add(1, Relaxed);
         sh.wait_total.fetch_add(ns, Relaxed);
-        if held {
-            sh.acquisitions.fetch_add(1, Relaxed);
-        }
         grow_max(&self.wait_max, ns);
-        self.hist[bucket(ns)].fetch_add(1, Relaxed);
+        let b = bucket(ns);
+        if sh.hist_low[b].fetch_add(1, Relaxed) == u8::MAX {
+            // The count wrapped to 0: carry 256 (a reader in between sees 256 fewer).
+            self.hist[b].fetch_add(256, Relaxed);
+        }
     }
 
     /// Adds one sampled hold of `ns`; `shard` is the calling thread's.
@@ -237,21 +269,16 @@ pub(super) fn find_or_insert(key: usize) -> Option<&'static Record> {
     None
 }
 
-/// Zeroes every lock's and stack's figures (names, keys and stack slots stay: the bound is
-/// the tables', not per reset). For measurements in phases (lockbench's `--stats` per cell):
-/// call it while no thread locks; an update racing it may survive in part.
-pub fn reset() {
+/// Zeroes the records' and stacks' figures ([`super::reset`]).
+pub(super) fn reset_records() {
     for (k, r) in KEYS.iter().zip(&RECORDS) {
         if k.load(Relaxed) == 0 {
             continue;
         }
-        for c in [&r.wait_max, &r.hold_max]
-            .into_iter()
-            .chain(&r.hist)
-            .chain(r.shards.iter().flat_map(Shard::counters))
-        {
+        for c in [&r.wait_max, &r.hold_max].into_iter().chain(&r.hist) {
             c.store(0, Relaxed);
         }
+        r.shards.iter().for_each(Shard::reset);
         r.first_stack.store(0, Relaxed);
     }
     for s in &super::stack::STACKS {
@@ -298,4 +325,25 @@ pub fn set_name<L: StatsKey + ?Sized>(lock: &L, name: &'static str) -> bool {
         }
     }
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_counts_carry_past_the_shards_low_bits() {
+        static LOCK: u64 = 0;
+        let key = &LOCK as *const u64 as usize;
+        let r = find_or_insert(key).expect("a record");
+        // 1000 waits in one bucket over two shards: each shard's low byte wraps thrice.
+        for i in 0..1000 {
+            r.add_wait(i % 2, 100, SPUN);
+        }
+        r.add_wait(0, 5000, SLEPT);
+        assert_eq!(r.hist(bucket(100)), 1000);
+        assert_eq!(r.hist(bucket(5000)), 1);
+        assert_eq!(r.contended(), 1001);
+        assert_eq!(r.wait_max.load(Relaxed), 5000);
+    }
 }

@@ -2,8 +2,8 @@
 //! in flight, the sampling countdowns and the frame buffer. Const-initialised `thread_local!`
 //! without a destructor: no allocation, usable until the thread ends.
 
-use super::stack;
 use super::table::{self, Record, HANDOFF, MAX_FRAMES, SHARDS, SLEPT, SPUN, TIMED_OUT, YIELDED};
+use super::{batch, stack, stamp};
 use core::cell::Cell;
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -12,7 +12,7 @@ struct State {
     outcome: Cell<u8>,
     /// A stack walk is running on this thread: locks taken inside it take no stack.
     busy: Cell<bool>,
-    /// The key of the sampled hold in flight (0: none) and when it began.
+    /// The key of the sampled hold in flight (0: none) and when it began (a [`stamp::stamp`]).
     hold_key: Cell<usize>,
     hold_t0: Cell<u64>,
     /// Acquisitions until the next sampled hold, contended ones until the next stack.
@@ -22,6 +22,9 @@ struct State {
     frames: [Cell<usize>; MAX_FRAMES],
     /// This thread's counter shard + 1 ([`table::SHARDS`]; 0: not numbered yet).
     shard: Cell<u8>,
+    /// This thread's batch slot + 1 (module `batch`; 0: none claimed yet, `u32::MAX`: none
+    /// left for it).
+    slot: Cell<u32>,
 }
 
 /// Threads numbered so far (for their shards).
@@ -41,22 +44,30 @@ fn shard(s: &State) -> usize {
 }
 const _: () = assert!(SHARDS < u8::MAX as usize);
 
+/// Counts one acquisition of `key` by the calling thread: in its batch slot, claimed at its
+/// first use, or (none left) in `key`'s record's shard, if it has a record.
+#[inline(always)]
+fn count_acquisition(s: &State, key: usize) {
+    let slot = match s.slot.get() {
+        0 => {
+            let v = batch::claim().map_or(u32::MAX, |i| i as u32 + 1);
+            s.slot.set(v);
+            v
+        }
+        v => v,
+    };
+    if slot != u32::MAX {
+        batch::count(slot as usize - 1, key, shard(s));
+    } else if let Some(r) = table::find(key) {
+        r.shards[shard(s)].acquisitions.fetch_add(1, Relaxed);
+    }
+}
+const _: () = assert!(batch::MAX_THREADS < u32::MAX as usize);
+
 /// The calling thread's counter shard (the lock records' and the event counters').
 #[inline(always)]
 pub(super) fn my_shard() -> usize {
     ME.with(shard)
-}
-
-/// `CLOCK_MONOTONIC` in ns (the vDSO; `crate::sys`'s clock, called directly so that this
-/// module uses no other kslock module).
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 std::thread_local! {
@@ -70,6 +81,7 @@ std::thread_local! {
             stack_left: Cell::new(0),
             frames: [const { Cell::new(0) }; MAX_FRAMES],
             shard: Cell::new(0),
+            slot: Cell::new(0),
         }
     };
 }
@@ -95,8 +107,8 @@ fn take_sample(c: &Cell<u32>) -> bool {
     true
 }
 
-/// Hook body of [`super::acquired`]: an uncontended acquisition of `key`, counted only once
-/// the lock has a record; a sampled hold starts when one is due.
+/// Hook body of [`super::acquired`]: an uncontended acquisition of `key`, counted (module
+/// `batch`) and, once the lock has a record, reported; a sampled hold starts when one is due.
 /// Inline: one load and a branch (recording off), or a call.
 #[inline(always)]
 pub(super) fn acquired(key: usize) {
@@ -108,12 +120,10 @@ pub(super) fn acquired(key: usize) {
 /// [`acquired`] while recording, out of line: the lock fast paths stay small.
 #[inline(never)]
 fn acquired_on(key: usize) {
-    if let Some(r) = table::find(key) {
-        ME.with(|s| {
-            r.shards[shard(s)].acquisitions.fetch_add(1, Relaxed);
-            maybe_sample_hold(s, key);
-        });
-    }
+    ME.with(|s| {
+        count_acquisition(s, key);
+        maybe_sample_hold(s, key);
+    });
 }
 
 /// Hook body of [`super::released_with_waiters`].
@@ -131,13 +141,14 @@ pub(super) fn released_with_waiters(key: usize) {
     }
 }
 
-/// An acquisition of `key` (which has a record): starts a sampled hold when one is due (it
-/// replaces one still in flight, e.g. a hold another thread released on this one's behalf).
+/// An acquisition of `key`: starts a sampled hold when one is due and the lock has a record
+/// (it replaces one still in flight, e.g. a hold another thread released on this one's
+/// behalf).
 #[inline(always)]
 fn maybe_sample_hold(s: &State, key: usize) {
-    if take_sample(&s.hold_left) {
+    if take_sample(&s.hold_left) && table::find(key).is_some() {
         s.hold_key.set(key);
-        s.hold_t0.set(now_ns());
+        s.hold_t0.set(stamp::stamp());
     }
 }
 
@@ -155,7 +166,7 @@ pub(super) fn released(key: usize) {
 #[inline(never)]
 fn hold_end(s: &State, key: usize) {
     s.hold_key.set(0);
-    let ns = now_ns().saturating_sub(s.hold_t0.get());
+    let ns = stamp::since_ns(s.hold_t0.get());
     if let Some(r) = table::find(key) {
         r.add_hold(shard(s), ns);
     }
@@ -216,7 +227,7 @@ fn begin_on(key: usize) -> Wait {
     });
     Wait {
         key,
-        t0: now_ns(),
+        t0: stamp::stamp(),
         rec: Some(rec),
         depth,
     }
@@ -233,7 +244,7 @@ pub(super) fn end(w: Wait, held: bool) {
 /// [`end`] of a recorded wait, out of line.
 #[inline(never)]
 fn end_on(w: Wait, rec: &'static Record, held: bool) {
-    let ns = now_ns().saturating_sub(w.t0);
+    let ns = stamp::since_ns(w.t0);
     let outcome = ME.with(|s| s.outcome.get());
     let outcome = if !held {
         TIMED_OUT
@@ -247,7 +258,10 @@ fn end_on(w: Wait, rec: &'static Record, held: bool) {
         SPUN
     };
     ME.with(|s| {
-        rec.add_wait(shard(s), ns, outcome, held);
+        rec.add_wait(shard(s), ns, outcome);
+        if held {
+            count_acquisition(s, w.key);
+        }
         if w.depth > 0 {
             stack::record(w.key, rec, &s.frames[..w.depth as usize], ns);
         }
