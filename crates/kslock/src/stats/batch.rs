@@ -68,6 +68,20 @@ fn entry(key: usize) -> usize {
 }
 const _: () = assert!(ENTRIES == 1 << 3);
 
+/// Counts one acquisition of `key` in slot `slot` if the slot holds `key`'s entry (the lock
+/// fast paths' case); `false` (nothing counted) otherwise.
+#[inline(always)]
+pub(super) fn bump(slot: usize, key: usize) -> bool {
+    let s = &SLOTS[slot];
+    let e = entry(key);
+    let hit = s.keys[e].load(Relaxed) == key;
+    if hit {
+        let c = &s.counts[e];
+        c.store(c.load(Relaxed) + 1, Relaxed);
+    }
+    hit
+}
+
 /// Counts one acquisition of `key` in slot `slot`; `shard` is the calling thread's (for an
 /// eviction).
 #[inline(always)]

@@ -113,17 +113,24 @@ fn take_sample(c: &Cell<u32>) -> bool {
 #[inline(always)]
 pub(super) fn acquired(key: usize) {
     if table::enabled() {
-        acquired_on(key);
+        ME.with(|s| {
+            let left = s.hold_left.get();
+            let slot = s.slot.get().wrapping_sub(1) as usize;
+            if left > 1 && slot < batch::MAX_THREADS && batch::bump(slot, key) {
+                s.hold_left.set(left - 1);
+            } else {
+                acquired_on(s, key);
+            }
+        });
     }
 }
 
-/// [`acquired`] while recording, out of line: the lock fast paths stay small.
+/// [`acquired`] past its inline case (a sample due, no slot yet, `key` not in the slot), out
+/// of line: the lock fast paths stay small.
 #[inline(never)]
-fn acquired_on(key: usize) {
-    ME.with(|s| {
-        count_acquisition(s, key);
-        maybe_sample_hold(s, key);
-    });
+fn acquired_on(s: &State, key: usize) {
+    count_acquisition(s, key);
+    maybe_sample_hold(s, key);
 }
 
 /// Hook body of [`super::released_with_waiters`].
