@@ -109,7 +109,8 @@ fn take_sample(c: &Cell<u32>) -> bool {
 
 /// Hook body of [`super::acquired`]: an uncontended acquisition of `key`, counted (module
 /// `batch`) and, once the lock has a record, reported; a sampled hold starts when one is due.
-/// Inline: one load and a branch (recording off), or a call.
+/// Inline: one load and a branch (recording off); recording, two TLS cells and the slot's
+/// entry when the lock is in the batch and no sample is due, else a call.
 #[inline(always)]
 pub(super) fn acquired(key: usize) {
     if table::enabled() {
