@@ -298,7 +298,8 @@ impl<P: MutexPolicy> RawMutex<P> {
     ///
     /// # Panics
     /// If the calling thread already holds it (that would deadlock).
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     pub fn lock(&self) {
         // Acquire pairs with the Release of the unlock that freed the lock.
         if self
@@ -407,7 +408,8 @@ impl<P: MutexPolicy> RawMutex<P> {
     ///
     /// # Safety
     /// The calling thread holds the mutex. (Violations are detected and panic: see "Misuse".)
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     pub unsafe fn unlock(&self) {
         stats::released(self);
         self.release(false);
@@ -506,7 +508,8 @@ mod api {
         const INIT: Self = RawMutex::new();
         type GuardMarker = lock_api::GuardNoSend;
 
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         fn lock(&self) {
             RawMutex::lock(self)
         }
@@ -514,7 +517,8 @@ mod api {
         fn try_lock(&self) -> bool {
             RawMutex::try_lock(self)
         }
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         unsafe fn unlock(&self) {
             // SAFETY: forwarded caller contract.
             unsafe { RawMutex::unlock(self) }

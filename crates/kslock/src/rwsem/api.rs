@@ -10,7 +10,8 @@ unsafe impl<P: RwSemPolicy> lock_api::RawRwLock for RawRwSem<P> {
     // The owner check of `write_unlock` needs the locking thread.
     type GuardMarker = lock_api::GuardNoSend;
 
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     fn lock_shared(&self) {
         self.read()
     }
@@ -18,12 +19,14 @@ unsafe impl<P: RwSemPolicy> lock_api::RawRwLock for RawRwSem<P> {
     fn try_lock_shared(&self) -> bool {
         self.try_read()
     }
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     unsafe fn unlock_shared(&self) {
         // SAFETY: forwarded caller contract.
         unsafe { self.read_unlock() }
     }
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     fn lock_exclusive(&self) {
         self.write()
     }
@@ -31,7 +34,8 @@ unsafe impl<P: RwSemPolicy> lock_api::RawRwLock for RawRwSem<P> {
     fn try_lock_exclusive(&self) -> bool {
         self.try_write()
     }
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     unsafe fn unlock_exclusive(&self) {
         // SAFETY: forwarded caller contract.
         unsafe { self.write_unlock() }

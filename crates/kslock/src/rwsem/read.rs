@@ -24,7 +24,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     }
 
     /// Acquires a read lock, sleeping if needed (`down_read`).
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     pub fn read(&self) {
         self.read_with(READ_FAILED_MASK, None);
     }
@@ -101,7 +102,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// # Safety
     /// The calling thread (or the thread it took the lock over from) holds a read lock.
     /// Unlocking a lock with no reader counted is detected and panics.
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     pub unsafe fn read_unlock(&self) {
         const WHAT: &str = "read_unlock of a lock that is not read-locked";
         stats::released_read(self);

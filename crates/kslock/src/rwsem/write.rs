@@ -20,7 +20,8 @@ const YIELD_FIRST_MAX_NS: u64 = 512;
 
 impl<P: RwSemPolicy> RawRwSem<P> {
     /// Acquires the write lock, spinning or sleeping if needed (`down_write`).
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     pub fn write(&self) {
         match self
             .count
@@ -119,7 +120,8 @@ impl<P: RwSemPolicy> RawRwSem<P> {
     /// The calling thread holds the write lock. Unlocking a lock that is not write-locked is
     /// detected and panics; unlocking another thread's write lock panics in debug builds and
     /// with feature `debug-locks`.
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     pub unsafe fn write_unlock(&self) {
         if DEBUG_LOCKS {
             self.check_write_owner("write_unlock");

@@ -1,5 +1,11 @@
 //! The hooks the locks call (module doc of [`super`], "Where it records"). Without feature
 //! `stats` each is an empty `#[inline(always)]` function and [`Wait`] is empty: no code.
+//!
+//! With the feature, the fast paths that call them (mutex `lock` / `unlock`, rw-semaphore
+//! `read` / `write` and their unlocks, and their `lock_api` forwarders) are `inline(always)`
+//! instead of `inline`: the hooks' inline part made them large enough for the inliner to
+//! leave them as calls, a call on every acquisition (rw-semaphore at 90 % reads, CS load 1,
+//! 8-96 threads: recording cost 24 % of throughput as calls, 10 % inlined; 2026-12-04).
 
 #[cfg(feature = "stats")]
 use super::{table, tls};

@@ -5,7 +5,10 @@
 //! * feature `kslock-rwsem`: `kslock::RawRwSemWith<P>` and its policy variants.
 //!
 //! Locking goes through the `lock_api` raw traits, the seed S3 path through
-//! the inherent `try_lock_spin` / `try_write_spin`.
+//! the inherent `try_lock_spin` / `try_write_spin`. With feature `stats` the
+//! adapters are `inline(always)`, as kslock's fast paths are then (module doc
+//! of `kslock::stats::hooks`): the benchmark measures the lock, not a call to
+//! its adapter.
 
 use super::{BenchLock, RawGuard, RawUnlock};
 
@@ -16,7 +19,8 @@ pub use rwsem::{KsRw, WriteSpin};
 pub struct KsMutex<P: kslock::policy::MutexPolicy>(kslock::RawMutexWith<P>);
 
 impl<P: kslock::policy::MutexPolicy> RawUnlock for KsMutex<P> {
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     unsafe fn unlock_mode(&self, _read: bool) {
         // SAFETY: the caller holds the mutex (guard contract).
         unsafe { lock_api::RawMutex::unlock(&self.0) }
@@ -30,20 +34,24 @@ impl<P: kslock::policy::MutexPolicy> BenchLock for KsMutex<P> {
     fn new() -> Self {
         KsMutex(<kslock::RawMutexWith<P> as lock_api::RawMutex>::INIT)
     }
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     fn write(&self) -> Self::W<'_> {
         lock_api::RawMutex::lock(&self.0);
         RawGuard(self)
     }
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     fn read(&self) -> Self::R<'_> {
         self.write()
     }
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     fn try_write(&self) -> Option<Self::W<'_>> {
         lock_api::RawMutex::try_lock(&self.0).then(|| RawGuard(self))
     }
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     fn try_write_spin(&self) -> Option<Self::W<'_>> {
         self.0.try_lock_spin().then(|| RawGuard(self))
     }
@@ -60,14 +68,16 @@ mod rwsem {
     }
 
     impl<P: policy::RwSemPolicy> WriteSpin for kslock::RawRwSemWith<P> {
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         fn write_spin(&self) -> bool {
             self.try_write_spin()
         }
     }
 
     impl WriteSpin for kslock::hybrid::RawHybridRwSem {
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         fn write_spin(&self) -> bool {
             self.try_write_spin()
         }
@@ -77,7 +87,8 @@ mod rwsem {
     pub struct KsRw<R: WriteSpin>(R);
 
     impl<R: WriteSpin> RawUnlock for KsRw<R> {
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         unsafe fn unlock_mode(&self, read: bool) {
             // SAFETY: the caller holds the lock in this mode (guard contract).
             unsafe {
@@ -97,21 +108,25 @@ mod rwsem {
         fn new() -> Self {
             KsRw(R::INIT)
         }
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         fn write(&self) -> Self::W<'_> {
             self.0.lock_exclusive();
             RawGuard(self)
         }
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         fn read(&self) -> Self::R<'_> {
             self.0.lock_shared();
             RawGuard(self)
         }
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         fn try_write(&self) -> Option<Self::W<'_>> {
             self.0.try_lock_exclusive().then(|| RawGuard(self))
         }
-        #[inline]
+        #[cfg_attr(feature = "stats", inline(always))]
+        #[cfg_attr(not(feature = "stats"), inline)]
         fn try_write_spin(&self) -> Option<Self::W<'_>> {
             self.0.write_spin().then(|| RawGuard(self))
         }

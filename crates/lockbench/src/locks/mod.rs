@@ -56,7 +56,8 @@ pub trait RawUnlock {
 pub struct RawGuard<'a, L: RawUnlock, const READ: bool>(pub(crate) &'a L);
 
 impl<L: RawUnlock, const READ: bool> Drop for RawGuard<'_, L, READ> {
-    #[inline]
+    #[cfg_attr(feature = "stats", inline(always))]
+    #[cfg_attr(not(feature = "stats"), inline)]
     fn drop(&mut self) {
         // SAFETY: a guard is only built right after acquiring in this mode.
         unsafe { self.0.unlock_mode(READ) }
